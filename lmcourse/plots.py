@@ -114,25 +114,23 @@ def plot_embeddings_2d(vectors, labels: Sequence[str], method: str = "pca", grou
 
 
 def plot_timeline(events: Sequence[tuple[float, str]], title: str | None = None, ax=None):
-    """Events ``(year, label)`` on a horizontal time axis, labels staggered to avoid overlap."""
+    """Events ``(year, label)`` in order, evenly spaced (time is uneven: 2003, then 2013-2020),
+    labels alternating above and below the axis; fractional years only order the events."""
     check_nonempty(events, "events")
     events = sorted(events)
     if ax is None:
-        _, ax = plt.subplots(figsize=(11, 4))
-    years = [y for y, _ in events]
-    ax.axhline(0, color="0.3", lw=1.5)
-    levels = [1.6, -1.6, 1.0, -1.0, 0.45, -0.45]
+        _, ax = plt.subplots(figsize=(12, 4.2))
+    ax.axhline(0, color="0.3", lw=1.5, zorder=0)
+    levels = [1.0, -1.0, 2.0, -2.0]
     for i, (year, label) in enumerate(events):
         level = levels[i % len(levels)]
-        ax.plot([year, year], [0, level], color="0.6", lw=0.8)
-        ax.plot(year, 0, "o", color="C0")
-        ax.text(year, level, f"{label}\n({year:g})" if level > 0 else f"({year:g})\n{label}",
-                ha="center", va="bottom" if level > 0 else "top", fontsize=8)
-    ax.set_ylim(-2.6, 2.6)
-    ax.set_xlim(min(years) - 1, max(years) + 1)
-    ax.set_yticks([])
-    for side in ("left", "right", "top"):
-        ax.spines[side].set_visible(False)
+        ax.plot([i, i], [0, level], color="0.6", lw=0.8, zorder=0)
+        ax.plot(i, 0, "o", color=f"C{int(year) % 10}", zorder=1)
+        ax.text(i, level, f"{int(year)}\n{label}" if level > 0 else f"{label}\n{int(year)}",
+                ha="center", va="bottom" if level > 0 else "top", fontsize=8.5)
+    ax.set_ylim(-3.3, 3.3)
+    ax.set_xlim(-0.8, len(events) - 0.2)
+    ax.axis("off")
     if title:
         ax.set_title(title)
     return ax

@@ -1,0 +1,30 @@
+# Two commands for readers: `make book` and `make test`. Both create .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup test book execute browser-test clean
+
+$(STAMP): requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/pytest
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . --all --warningiserror
+	@echo "Open _build/html/index.html"
+
+# Refresh a notebook's committed outputs: make execute NB=chapters/01_pretraining.ipynb
+execute: $(STAMP)
+	LMCOURSE_PROGRESS=0 $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+		--ExecutePreprocessor.timeout=600 $(NB)
+
+clean:
+	rm -rf _build
