@@ -31,7 +31,7 @@ class DigitsCNN(nn.Module):
     (B, 1, 8, 8) -conv-> (B, c1, 8, 8) -conv-> (B, c2, 8, 8) -pool-> (B, c2, 4, 4) -> (B, num_classes)
     """
 
-    def __init__(self, num_classes: int, channels: tuple[int, int] = (16, 32), hidden: int = 64):
+    def __init__(self, num_classes: int, channels: tuple[int, int] = (8, 16), hidden: int = 64):
         super().__init__()
         check_int(num_classes, "num_classes", minimum=2)
         check_int(hidden, "hidden", minimum=1)
@@ -107,10 +107,12 @@ def few_shot_split(labels: torch.Tensor, shots: int, seed: int = 0) -> tuple[tor
 
 def train_classifier(model: nn.Module, images: torch.Tensor, labels: torch.Tensor,
                      num_epochs: int, lr: float = 3e-3, batch_size: int = 64,
-                     test: tuple[torch.Tensor, torch.Tensor] | None = None, seed: int = 0,
-                     device: str | torch.device = DEFAULT_DEVICE) -> list[float]:
-    """Train with shuffled mini-batches; return the test accuracy after every epoch (if ``test``)."""
+                     test: tuple[torch.Tensor, torch.Tensor] | None = None, eval_every: int = 1,
+                     seed: int = 0, device: str | torch.device = DEFAULT_DEVICE) -> list[float]:
+    """Train with shuffled mini-batches; return the test accuracy after every ``eval_every``
+    epochs (if ``test`` is given)."""
     check_int(num_epochs, "num_epochs", minimum=1)
+    check_int(eval_every, "eval_every", minimum=1)
     check_int(batch_size, "batch_size", minimum=1)
     check_nonempty(labels, "labels")
     generator = torch.Generator().manual_seed(seed)
@@ -126,6 +128,6 @@ def train_classifier(model: nn.Module, images: torch.Tensor, labels: torch.Tenso
         test_images, test_labels = (t.to(device) for t in test)
         eval_fn = lambda m: {"test_accuracy": accuracy(m, test_images, test_labels)}  # noqa: E731
     history = fit(model, cross_entropy_loss, epoch_batches, num_epochs=num_epochs, lr=lr,
-                  eval_fn=eval_fn, eval_every=steps_per_epoch, seed=seed, device=device,
+                  eval_fn=eval_fn, eval_every=steps_per_epoch * eval_every, seed=seed, device=device,
                   desc=f"{num_epochs} epochs")
     return [v for _, v in history.evals.get("test_accuracy", [])]

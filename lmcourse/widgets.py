@@ -1,5 +1,6 @@
 """Explorers that work in two places: live ipywidgets in Jupyter, and a kernel-free slider in the
 static book (a matplotlib animation whose frames are precomputed and embedded in the page)."""
+import re
 from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
@@ -27,6 +28,9 @@ def static_slider(draw: Callable[[object, object], None], values: Sequence, figs
         draw(fig, values[i])
 
     anim = FuncAnimation(fig, frame, frames=len(values), interval=interval_ms)
-    html = anim.to_jshtml(default_mode="once")
+    # matplotlib links Font Awesome 4 from a CDN for the button icons; the book's theme already
+    # provides Font Awesome, and offline readers must not wait for a CDN
+    html = re.sub(r'<link rel="stylesheet"\s+href="https://[^"]*font-awesome[^"]*">\s*', "",
+                  anim.to_jshtml(default_mode="once"))
     plt.close(fig)
     return HTML(html)

@@ -89,6 +89,7 @@ def test_static_slider_embeds_every_frame():
 
     html = static_slider(draw, [1, 2, 3], figsize=(2, 2)).data
     assert "<input" in html and html.count("data:image/png;base64") == 3
+    assert "https://" not in html  # nothing fetched from a CDN: the book works offline
     assert sorted(set(drawn)) == [1, 2, 3]
     with pytest.raises(ValueError, match="values must not be empty"):
         static_slider(draw, [])
