@@ -41,6 +41,16 @@ KINDS = {
     "math": "math that MathJax did not typeset",
     "widget": "a saved widget view that did not render",
 }
+# Errors that every page of a Jupyter Book 1.0 build shows whatever the book's content, each with
+# its origin. They are matched exactly, reported as tolerated, and fail nothing; anything else does.
+KNOWN_UPSTREAM = {
+    ("pageerror", "Identifier 'THEBE_JS_URL' has already been declared"):
+        "sphinx-thebe's configuration script appears twice in every page; the second copy cannot "
+        "redeclare its constants (harmless: the book does not use thebe)",
+    ("console", "Got invalid theme mode: . Resetting to auto."):
+        "pydata-sphinx-theme on a reader's first visit (nothing in localStorage yet); the theme "
+        "resets itself to 'auto'",
+}
 
 
 @dataclass
@@ -54,10 +64,18 @@ class PageReport:
     static_sliders: int = 0
     images: int = 0
     internal_links: int = 0
+    tolerated: list[str] = field(default_factory=list)
 
-    def add(self, kind: str, message: str) -> None:
+    def add(self, kind: str, message: str, detail: str = "") -> None:
+        """Record a problem (``detail``, such as where it came from, is not matched against
+        ``KNOWN_UPSTREAM``)."""
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
+        if (kind, message) in KNOWN_UPSTREAM:
+            if message not in self.tolerated:
+                self.tolerated.append(message)
+            return
+        message = f"{message} ({detail})" if detail else message
         if message not in self.problems[kind]:
             self.problems[kind].append(message)
 
@@ -258,7 +276,7 @@ def _judge_requests(report: PageReport, failed, errors, blocked: set[str]) -> No
     for text, source in errors:
         echo = text.startswith("Failed to load resource") and source in known
         if not echo and "ERR_BLOCKED_BY_CLIENT" not in text:
-            report.add("console", f"{text} ({source or '?'})")
+            report.add("console", text, source or "?")
 
 
 def _settle(page, settle_ms: int) -> None:
