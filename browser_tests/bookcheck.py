@@ -208,6 +208,7 @@ _IMAGES_SETTLED = """() => Promise.all([...document.images].map(img => {
 
 _WIDGETS_RENDERED = """() => {
   const views = document.querySelectorAll('%s');
+  if (views.length && typeof window.require === 'undefined') return true;  // no manager to wait for
   return [...views].every(s => { const a = s.previousElementSibling;
       return a && a.classList.contains('widget-subarea') && a.querySelector('.jupyter-widgets'); });
 }""" % WIDGET_VIEW
