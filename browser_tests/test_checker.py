@@ -56,16 +56,14 @@ def draw(fig, k):
 
 def make_good_site(folder: Path) -> Path:
     """A three-page site with a working image, links, a saved ipywidgets slider rendered by the
-    book's vendored widget manager, and a kernel-free slider from ``lmcourse.widgets``."""
+    book's vendored widget manager, and kernel-free sliders from ``lmcourse.widgets``."""
     import ipywidgets
     from ipywidgets.embed import embed_data
 
     matplotlib.use("Agg")
     from lmcourse.widgets import static_slider
 
-    (folder / "_static").mkdir(parents=True)
-    for script in ("require.js", "embed-amd.js"):
-        shutil.copy(ROOT / "_vendor" / script, folder / "_static" / script)
+    shutil.copytree(ROOT / "_vendor", folder / "_static")  # as html_static_path does
     shutil.copy(BROKEN / "ok.png", folder / "ok.png")
     (folder / "_toc.yml").write_text("format: jb-book\nroot: index\nchapters:\n"
                                      "  - file: widget\n  - file: slider\n")
@@ -77,16 +75,18 @@ def make_good_site(folder: Path) -> Path:
     slider = ipywidgets.IntSlider(value=2, min=1, max=5, description="k")
     data = embed_data(views=[slider])
     slider.close_all()
+    animation = FONT_AWESOME_CDN.sub("", static_slider(draw, [1, 2, 3], figsize=(3, 2)).data)
+    # the scripts in the order the book's nb_ipywidgets_js names them; the slider's icons make
+    # the widget manager fetch its icon fonts
     (folder / "widget.html").write_text(PAGE.format(
-        title="A saved widget",
-        head='<script src="_static/require.js"></script>'
-             '<script src="_static/embed-amd.js"></script>'
-             '<script type="application/vnd.jupyter.widget-state+json">'
+        title="A saved widget beside a kernel-free slider",
+        head=''.join(f'<script src="_static/{name}"></script>'
+                     for name in ("require.js", "widget-manager-setup.js", "embed-amd.js"))
+             + '<script type="application/vnd.jupyter.widget-state+json">'
              f'{json.dumps(data["manager_state"])}</script>',
         body=''.join('<script type="application/vnd.jupyter.widget-view+json">'
-                     f'{json.dumps(view)}</script>' for view in data["view_specs"])))
-
-    animation = FONT_AWESOME_CDN.sub("", static_slider(draw, [1, 2, 3], figsize=(3, 2)).data)
+                     f'{json.dumps(view)}</script>' for view in data["view_specs"])
+             + animation))
     (folder / "slider.html").write_text(PAGE.format(title="A kernel-free slider", head="",
                                                     body=animation))
     return folder
@@ -160,6 +160,7 @@ def test_good_site_has_no_problems(good):
 def test_saved_widget_renders(good):
     _, _, reports = good
     assert reports["widget.html"].widget_views == 1
+    assert reports["widget.html"].static_sliders == 1
 
 
 def test_static_slider_moves(good, context):
