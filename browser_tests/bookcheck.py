@@ -185,7 +185,7 @@ _COLLECT = """() => {
   const text = el => (el.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 160);
   return {
     images: [...document.images].map(img => ({src: img.getAttribute('src') || '',
-        url: img.currentSrc || img.src, ok: img.complete && img.naturalWidth > 0})),
+        ok: img.complete && img.naturalWidth > 0})),
     links: [...document.querySelectorAll('a[href]')].map(a => a.href),
     docutils: [...document.querySelectorAll('.system-message, .problematic')].map(text),
     tracebacks: [...document.querySelectorAll('.output.traceback, .output.error')].map(text),
@@ -284,12 +284,14 @@ def _settle(page, settle_ms: int) -> None:
     """Wait (bounded) until images, MathJax and the widget manager have done their work."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    for script in (_IMAGES_SETTLED, _MATHJAX_DONE, _WIDGETS_RENDERED):
+    waits = [lambda s=script: page.wait_for_function(s, timeout=settle_ms)
+             for script in (_IMAGES_SETTLED, _MATHJAX_DONE, _WIDGETS_RENDERED)]
+    waits.append(lambda: page.wait_for_load_state("networkidle", timeout=settle_ms))
+    for wait in waits:
         try:
-            page.wait_for_function(script, timeout=settle_ms)
+            wait()
         except PlaywrightTimeout:
             pass  # what did not finish is reported by _judge
-    page.wait_for_load_state("networkidle", timeout=settle_ms)
 
 
 def _judge(report: PageReport, found: dict, site: Path, base_url: str, url: str) -> None:

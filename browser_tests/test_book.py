@@ -25,23 +25,29 @@ def widget_views(notebook: dict) -> int:
                for output in cell.get("outputs", []))
 
 
-def move_first_slider(page, report: bookcheck.PageReport, screenshot: Path | None) -> list[str]:
-    srcs = bookcheck.move_static_slider(page, 0)
-    if screenshot is not None:
-        page.locator("div.animation").first.screenshot(path=str(screenshot))
-    return srcs
+def test_index_leads_to_the_root_page(site, pytestconfig):
+    """``index.html``, the file a reader opens first, redirects to the toc's root page."""
+    root = bookcheck.toc_pages(pytestconfig.getoption("--book-toc"))[0]
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert root == "index.html" or f"url={root}" in index, f"index.html does not lead to {root}"
 
 
 def test_page(page_name, site, base_url, context, screenshots):
     """Loads with HTTP 200 and shows no problem of any kind (see ``bookcheck.KINDS``); moves the
     page's first kernel-free slider and sees its frame change."""
     stem = page_name.removesuffix(".html").replace("/", "__")
-    shot = screenshots / f"{stem}.png" if screenshots else None
     moves = []
+
+    def move_first_slider(page, report):
+        if report.static_sliders:
+            moves.append(bookcheck.move_static_slider(page, 0))
+            if screenshots:
+                page.locator("div.animation").first.screenshot(
+                    path=str(screenshots / f"{stem}__slider.png"))
+
     report = bookcheck.check_page(
-        context, base_url + page_name, site, base_url, screenshot=shot,
-        then=lambda page, rep: rep.static_sliders and moves.append(move_first_slider(
-            page, rep, screenshots / f"{stem}__slider.png" if screenshots else None)))
+        context, base_url + page_name, site, base_url,
+        screenshot=screenshots / f"{stem}.png" if screenshots else None, then=move_first_slider)
     REPORTS[page_name] = report
     if report.problems:
         pytest.fail("\n" + report.summary(), pytrace=False)

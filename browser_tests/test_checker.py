@@ -188,7 +188,7 @@ def test_book_test_fails_on_broken_site(tmp_path):
     result = run_book_test(BROKEN, tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     for expected in ("FAILED browser_tests/test_book.py::test_page[index.html]", "missing.png",
-                     "missing.html", "page.html#nowhere", "1 failed, 1 passed"):
+                     "missing.html", "page.html#nowhere", "1 failed, 2 passed"):
         assert expected in result.stdout, f"{expected!r} not in:\n{result.stdout}"
     assert (tmp_path / "index.png").is_file() and (tmp_path / "page.png").is_file()
 
@@ -197,4 +197,4 @@ def test_book_test_passes_on_good_site(good, tmp_path):
     site, _, _ = good
     result = run_book_test(site, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "3 passed" in result.stdout, result.stdout
+    assert "4 passed" in result.stdout, result.stdout
