@@ -181,7 +181,10 @@ def local_file(site: Path, base_url: str, url: str) -> Path | None:
 
 # ---------------------------------------------------------------------------- one page
 _COLLECT = """() => {
-  const visible = el => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  const visible = el => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0;
+  };
   const text = el => (el.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 160);
   return {
     images: [...document.images].map(img => ({src: img.getAttribute('src') || '',
@@ -195,7 +198,8 @@ _COLLECT = """() => {
         const area = s.previousElementSibling;
         const w = area && area.classList.contains('widget-subarea')
                   && area.querySelector('.jupyter-widgets');
-        return {rendered: !!w && visible(w), model: (JSON.parse(s.textContent || '{}').model_id || '?')};
+        const model = JSON.parse(s.textContent || '{}').model_id || '?';
+        return {rendered: !!w && visible(w), model: model};
     }),
     sliders: document.querySelectorAll('input.anim-slider').length,
   };

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 import pytest
 
 from browser_tests import bookcheck
@@ -46,8 +46,6 @@ PAGE = """<!DOCTYPE html>
 
 def draw(fig, k):
     """One frame of the working site's kernel-free slider: a sine of frequency k."""
-    import numpy as np
-
     ax = fig.add_subplot()
     x = np.linspace(0, 6, 50)
     ax.plot(x, np.sin(k * x))
@@ -60,7 +58,6 @@ def make_good_site(folder: Path) -> Path:
     import ipywidgets
     from ipywidgets.embed import embed_data
 
-    matplotlib.use("Agg")
     from lmcourse.widgets import static_slider
 
     shutil.copytree(ROOT / "_vendor", folder / "_static")  # as html_static_path does
