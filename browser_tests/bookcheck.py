@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import json
 import re
 import threading
 from collections import defaultdict
@@ -26,6 +27,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 WIDGET_VIEW = 'script[type="application/vnd.jupyter.widget-view+json"]'
+WIDGET_STATE = 'script[type="application/vnd.jupyter.widget-state+json"]'
 # What each kind of problem means, in the words a failing test prints.
 KINDS = {
     "http": "the page did not load with HTTP 200",
@@ -199,11 +201,14 @@ _COLLECT = """() => {
         const w = area && area.classList.contains('widget-subarea')
                   && area.querySelector('.jupyter-widgets');
         const model = JSON.parse(s.textContent || '{}').model_id || '?';
-        return {rendered: !!w && visible(w), model: model};
+        const outputs = w ? [...area.querySelectorAll('.widget-output')] : [];
+        return {rendered: !!w && visible(w), model: model,
+                output_shown: outputs.some(o => o.children.length && visible(o))};
     }),
+    states: [...document.querySelectorAll('%s')].map(s => s.textContent),
     sliders: document.querySelectorAll('input.anim-slider').length,
   };
-}""" % WIDGET_VIEW
+}""" % (WIDGET_VIEW, WIDGET_STATE)
 
 _IMAGES_SETTLED = """() => Promise.all([...document.images].map(img => {
   img.loading = 'eager';
@@ -222,7 +227,7 @@ _MATHJAX_DONE = """() => (window.MathJax && MathJax.startup && MathJax.startup.p
 
 
 def check_page(context, url: str, site: Path, base_url: str, screenshot: Path | None = None,
-               settle_ms: int = 10_000, then=None) -> PageReport:
+               settle_ms: int = 30_000, then=None) -> PageReport:
     """Open ``url`` in a new tab of ``context`` and report every problem it shows.
 
     ``site`` is the folder served at ``base_url`` (internal links are checked against its
@@ -252,7 +257,7 @@ def check_page(context, url: str, site: Path, base_url: str, screenshot: Path | 
     page.on("response", lambda r: r.status >= 400 and r.url != url
             and failed.append((r.url, f"HTTP {r.status}")))
     try:
-        response = page.goto(url, wait_until="load")
+        response = page.goto(url, wait_until="load", timeout=60_000)
         report.status = response.status if response else None
         if report.status != 200:
             report.add("http", f"HTTP {report.status}")
@@ -321,10 +326,30 @@ def _judge(report: PageReport, found: dict, site: Path, base_url: str, url: str)
     if found["math"] and not found["typeset"]:
         report.add("math", f"{found['math']} math elements, none typeset by MathJax")
     report.widget_views = len(found["views"])
+    models = {}
+    for text in found["states"]:
+        models.update(json.loads(text).get("state", {}))
     for view in found["views"]:
         if not view["rendered"]:
             report.add("widget", f"widget view of model {view['model']} not rendered")
+        elif saved_outputs(models, view["model"]) and not view["output_shown"]:
+            report.add("widget", f"widget view of model {view['model']} shows none of the "
+                       "outputs (such as an interact plot) saved in its Output widget")
     report.static_sliders = found["sliders"]
+
+
+def saved_outputs(models: dict, model_id: str, seen: frozenset = frozenset()) -> bool:
+    """Whether the saved widget ``model_id`` or any widget inside it is an Output widget with
+    saved outputs (``models``: the ``state`` of the page's widget-state JSON)."""
+    model = models.get(model_id)
+    if model is None or model_id in seen:
+        return False
+    state = model.get("state", {})
+    if model.get("model_name") == "OutputModel" and state.get("outputs"):
+        return True
+    children = state.get("children") or []
+    return any(saved_outputs(models, child.removeprefix("IPY_MODEL_"), seen | {model_id})
+               for child in children if isinstance(child, str))
 
 
 # ---------------------------------------------------------------------------- kernel-free sliders

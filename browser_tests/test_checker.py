@@ -1,6 +1,8 @@
 """The test of the browser test: on a deliberately broken site (``sites/broken``) it reports every
 kind of problem, on a working site (built here from the package's own widgets) it reports none,
 and the book test itself, run on each site, fails and passes accordingly."""
+import base64
+import io
 import json
 import re
 import shutil
@@ -8,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
@@ -69,9 +72,19 @@ def make_good_site(folder: Path) -> Path:
         '<a href="#title">this title</a>, <a href="./">this folder</a></p>'
         '<img src="ok.png" alt="a working image" width="40">')))
 
-    slider = ipywidgets.IntSlider(value=2, min=1, max=5, description="k")
-    data = embed_data(views=[slider])
-    slider.close_all()
+    # what an interact cell saves: a slider above an Output widget holding the plot it drew
+    plot = io.BytesIO()
+    fig = plt.figure(figsize=(3, 2))
+    draw(fig, 2)
+    fig.savefig(plot, format="png")
+    plt.close(fig)
+    output = ipywidgets.Output()
+    output.outputs = ({"output_type": "display_data", "metadata": {},
+                       "data": {"image/png": base64.b64encode(plot.getvalue()).decode(),
+                                "text/plain": "<Figure size 300x200 with 1 Axes>"}},)
+    box = ipywidgets.VBox([ipywidgets.IntSlider(value=2, min=1, max=5, description="k"), output])
+    data = embed_data(views=[box])
+    box.close_all()
     animation = FONT_AWESOME_CDN.sub("", static_slider(draw, [1, 2, 3], figsize=(3, 2)).data)
     # the scripts in the order the book's nb_ipywidgets_js names them; the slider's icons make
     # the widget manager fetch its icon fonts
@@ -158,6 +171,25 @@ def test_saved_widget_renders(good):
     _, _, reports = good
     assert reports["widget.html"].widget_views == 1
     assert reports["widget.html"].static_sliders == 1
+
+
+def test_saved_widget_shows_its_plot(good):
+    _, _, reports = good
+    assert reports["widget.html"].images == 2  # the plot in the Output widget, the slider frame
+    assert not reports["widget.html"].problems
+
+
+def test_widget_without_its_saved_plot_is_reported():
+    """A rendered interact whose Output widget shows nothing (its plot lost) is a problem."""
+    models = {"box": {"model_name": "VBoxModel", "state": {"children": ["IPY_MODEL_out"]}},
+              "out": {"model_name": "OutputModel", "state": {"outputs": [{"data": {}}]}}}
+    found = {"images": [], "links": [], "docutils": [], "tracebacks": [], "math": 0,
+             "typeset": 0, "sliders": 0, "states": [json.dumps({"state": models})],
+             "views": [{"rendered": True, "model": "box", "output_shown": False}]}
+    report = bookcheck.PageReport("page.html")
+    bookcheck._judge(report, found, BROKEN, "http://127.0.0.1:1/", "http://127.0.0.1:1/p.html")
+    assert "none of the outputs" in report.problems["widget"][0]
+    assert bookcheck.saved_outputs(models, "box") and not bookcheck.saved_outputs(models, "nope")
 
 
 def test_static_slider_moves(good, context):
