@@ -23,9 +23,11 @@ import yaml
 
 CHROMIUM = "/usr/bin/chromium"
 # Chromium's own background traffic (updates, sync, field trials) is switched off: the only
-# requests left are the page's, and all of them must go to the local server.
+# requests left are the page's, and all of them must go to the local server. No sandbox (CI runs
+# as root), no GPU, and no reliance on a large /dev/shm (containers often have 64 MB).
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-dev-shm-usage"]
 WIDGET_VIEW = 'script[type="application/vnd.jupyter.widget-view+json"]'
 WIDGET_STATE = 'script[type="application/vnd.jupyter.widget-state+json"]'
 # What each kind of problem means, in the words a failing test prints.
