@@ -1,6 +1,6 @@
 """Corpora that ship offline, the course's toy corpora, and batching of token streams.
 
-The news corpus is the Lee background corpus (299 Australian news articles, about 60k words) that
+The news corpus is the Lee background corpus (300 Australian news articles, about 60k words) that
 ships inside the ``gensim`` wheel; the benchmarks (WordSim-353, SimLex-999, the Google analogy set)
 and the polarity sentences ship there too. Nothing here touches the network.
 """
@@ -13,8 +13,8 @@ import torch
 from lmcourse.validate import check_int, check_nonempty, check_type
 
 SPLITS = ("train", "valid", "test")
-#: documents of the news corpus per split: a fixed, seeded shuffle of the 299 articles
-NEWS_SPLIT_SIZES = {"train": 239, "valid": 30, "test": 30}
+#: articles of the news corpus per split: a fixed, seeded shuffle of the 300 articles
+NEWS_SPLIT_SIZES = {"train": 240, "valid": 30, "test": 30}
 
 
 def gensim_data_path(name: str) -> Path:
@@ -39,7 +39,7 @@ def _read_lines(path: Path) -> list[str]:
 def news_documents(split: str = "train") -> list[str]:
     """Articles of the news corpus for ``split`` in {'train', 'valid', 'test', 'all'}.
 
-    The split is fixed: a shuffle of the 299 articles with seed 0, then 239 / 30 / 30.
+    The split is fixed: a shuffle of the 300 articles with seed 0, then 240 / 30 / 30.
     """
     docs = _read_lines(gensim_data_path("lee_background.cor"))
     if split == "all":
@@ -129,9 +129,11 @@ def lm_batches(ids, batch_size: int, seq_len: int) -> list[tuple[torch.Tensor, t
     if per_row < 2:
         raise ValueError(f"ids has {len(ids)} tokens, too few for batch_size={batch_size}")
     rows = ids[: per_row * batch_size].view(batch_size, per_row)  # (B, N)
-    return [(rows[:, i:i + seq_len], rows[:, i + 1:i + 1 + seq_len])
-            for i in range(0, per_row - 1, seq_len)
-            if rows[:, i + 1:i + 1 + seq_len].shape[1] > 0]
+    batches = []
+    for i in range(0, per_row - 1, seq_len):
+        length = min(seq_len, per_row - 1 - i)
+        batches.append((rows[:, i:i + length], rows[:, i + 1:i + 1 + length]))
+    return batches
 
 
 def random_windows(ids, batch_size: int, seq_len: int, generator: torch.Generator | None = None

@@ -48,7 +48,8 @@ def progress_enabled(progress: bool | None = None) -> bool:
         return progress
     if os.environ.get(PROGRESS_ENV, "1") == "0":
         return False
-    return "ipykernel" in sys.modules
+    shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+    return type(shell).__name__ == "ZMQInteractiveShell"  # a Jupyter kernel
 
 
 def to_device(batch, device):

@@ -1,0 +1,96 @@
+"""Figures, source display, kernel-free sliders and the timeline."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from lmcourse.history import TIMELINE, draw_timeline, main  # noqa: E402
+from lmcourse.plots import (plot_curves, plot_embeddings_2d, plot_heatmap, plot_history,  # noqa: E402
+                            plot_timeline, smooth)
+from lmcourse.show import show_source  # noqa: E402
+from lmcourse.train import History  # noqa: E402
+from lmcourse.widgets import static_slider  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def test_smooth_is_a_running_mean():
+    assert np.allclose(smooth([1, 2, 3, 4], 2), [1, 1.5, 2.5, 3.5])
+    assert np.allclose(smooth([1, 2], 1), [1, 2])
+
+
+def test_plot_curves_accepts_values_and_pairs():
+    ax = plot_curves({"a": [3, 2, 1], "b": [(10, 1.0), (20, 0.5)]})
+    assert [line.get_label() for line in ax.get_lines()] == ["a", "b"]
+    assert list(ax.get_lines()[1].get_xdata()) == [10, 20]
+    with pytest.raises(ValueError, match="curves must not be empty"):
+        plot_curves({})
+
+
+def test_plot_history():
+    h = History(train_loss=[3.0, 2.0, 1.0], evals={"valid_loss": [(3, 1.5)], "accuracy": [(3, 0.9)]})
+    labels = [line.get_label() for line in plot_history(h, smooth_window=2).get_lines()]
+    assert labels == ["train loss", "valid_loss"]
+
+
+def test_plot_heatmap_checks_labels():
+    ax = plot_heatmap(torch.eye(2), ["a", "b"], ["c", "d"], annotate=True)
+    assert len(ax.texts) == 4
+    with pytest.raises(ValueError, match="xlabels must have 2 entries"):
+        plot_heatmap(np.eye(2), ["a"])
+    with pytest.raises(ValueError, match="matrix must be 2-D"):
+        plot_heatmap(np.ones(3))
+
+
+def test_plot_embeddings_2d():
+    vecs = torch.randn(5, 4, generator=torch.Generator().manual_seed(0))
+    ax = plot_embeddings_2d(vecs, list("abcde"), groups=[0, 0, 1, 1, 1])
+    assert len(ax.texts) == 5
+    with pytest.raises(ValueError, match="vectors must be"):
+        plot_embeddings_2d(vecs, list("abc"))
+    with pytest.raises(ValueError, match="method"):
+        plot_embeddings_2d(vecs, list("abcde"), method="tsne")
+
+
+def test_timeline_is_ordered_and_cited(tmp_path):
+    years = [year for year, _, _ in TIMELINE]
+    assert years == sorted(years) and years[0] == 2003 and int(years[-1]) == 2020
+    bib = open("references.bib", encoding="utf-8").read()
+    assert all(f"{{{key}," in bib for _, _, key in TIMELINE)
+    ax = draw_timeline()
+    assert len(ax.texts) == len(TIMELINE)
+    assert main(str(tmp_path / "t.png")).stat().st_size > 10_000
+    with pytest.raises(ValueError, match="events must not be empty"):
+        plot_timeline([])
+
+
+def test_show_source_returns_the_code():
+    code = show_source(smooth)
+    assert code.data.startswith("def smooth(")
+    method = show_source(History.last)
+    assert method.data.startswith("def last(")  # dedented
+    with pytest.raises(TypeError, match="obj must be"):
+        show_source(3)
+
+
+def test_static_slider_embeds_every_frame():
+    drawn = []
+
+    def draw(fig, value):
+        drawn.append(value)
+        fig.add_subplot().plot([0, value])
+
+    html = static_slider(draw, [1, 2, 3], figsize=(2, 2)).data
+    assert "<input" in html and html.count("data:image/png;base64") == 3
+    assert sorted(set(drawn)) == [1, 2, 3]
+    with pytest.raises(ValueError, match="values must not be empty"):
+        static_slider(draw, [])
+    with pytest.raises(TypeError, match="draw must be callable"):
+        static_slider(None, [1])

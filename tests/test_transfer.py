@@ -1,0 +1,75 @@
+"""Chapter 1's CNN, transfer strategies, few-shot splits and the exercise checker."""
+import pytest
+import torch
+
+from lmcourse.exercises import check
+from lmcourse.transfer import (DigitsCNN, accuracy, few_shot_split, load_digits_tensors,
+                               train_classifier, transfer_model)
+
+
+def test_digits_load_as_unit_range_images():
+    images, labels = load_digits_tensors()
+    assert images.shape == (1797, 1, 8, 8) and labels.shape == (1797,)
+    assert images.min() == 0 and images.max() == 1
+
+
+def test_cnn_shapes_and_validation():
+    model = DigitsCNN(5)
+    assert model(torch.zeros(3, 1, 8, 8)).shape == (3, 5)
+    with pytest.raises(ValueError, match=r"images must be \(batch, 1, 8, 8\)"):
+        model(torch.zeros(3, 8, 8))
+    with pytest.raises(ValueError, match="num_classes must be >= 2"):
+        DigitsCNN(1)
+
+
+def test_transfer_strategies():
+    source = DigitsCNN(5)
+    scratch = transfer_model(source, 3, "scratch")
+    frozen = transfer_model(source, 3, "frozen")
+    tuned = transfer_model(source, 3, "fine-tuned")
+    w = source.features[0].weight
+    assert not torch.equal(scratch.features[0].weight, w)
+    assert torch.equal(frozen.features[0].weight, w) and torch.equal(tuned.features[0].weight, w)
+    assert frozen.features[0].weight is not w  # a copy, not shared
+    assert not any(p.requires_grad for p in frozen.features.parameters())
+    assert all(p.requires_grad for p in tuned.parameters())
+    assert frozen.classifier[-1].out_features == 3
+    with pytest.raises(ValueError, match="strategy must be one of"):
+        transfer_model(source, 3, "partial")
+    with pytest.raises(TypeError, match="source must be DigitsCNN"):
+        transfer_model(torch.nn.Linear(2, 2), 3, "frozen")
+
+
+def test_few_shot_split():
+    labels = torch.tensor([0, 0, 0, 1, 1, 1, 1])
+    train, test = few_shot_split(labels, 2, seed=0)
+    assert torch.bincount(labels[train]).tolist() == [2, 2]
+    assert sorted(train.tolist() + test.tolist()) == list(range(7))
+    with pytest.raises(ValueError, match="leaves no test example"):
+        few_shot_split(labels, 3)
+
+
+def test_training_learns_digits_quickly():
+    images, labels = load_digits_tensors()
+    keep = labels < 3
+    images, labels = images[keep], labels[keep]
+    test, train = few_shot_split(labels, 20)
+    model = DigitsCNN(3)
+    curve = train_classifier(model, images[train], labels[train], num_epochs=3,
+                             test=(images[test], labels[test]))
+    assert len(curve) == 3
+    assert curve[-1] == accuracy(model, images[test], labels[test]) > 0.9
+
+
+def test_exercise_checker_accepts_right_and_rejects_wrong():
+    right = lambda m: sum(p.numel() for p in m.parameters() if p.requires_grad)  # noqa: E731
+    assert check("ch01-count-trainable", right) == "ch01-count-trainable: all 5 checks passed"
+    everything = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    with pytest.raises(AssertionError, match="'frozen' transfer model"):
+        check("ch01-count-trainable", everything)
+    with pytest.raises(ValueError, match="is unknown"):
+        check("ch01-nothing", right)
+    with pytest.raises(ValueError, match="has no exercise checks"):
+        check("ch99-x", right)
+    with pytest.raises(ValueError, match="must look like"):
+        check("count", right)
