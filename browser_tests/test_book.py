@@ -33,8 +33,9 @@ def test_index_leads_to_the_root_page(site, pytestconfig):
 
 
 def test_page(page_name, site, base_url, context, screenshots):
-    """Loads with HTTP 200 and shows no problem of any kind (see ``bookcheck.KINDS``); moves the
-    page's first kernel-free slider and sees its frame change."""
+    """Loads with HTTP 200 and shows no problem of any kind (see ``bookcheck.KINDS``), shows
+    every widget view its notebook saved, has a kernel-free slider if it has ipywidgets
+    explorers, and moves its first kernel-free slider and sees the frame change."""
     stem = page_name.removesuffix(".html").replace("/", "__")
     moves = []
 
@@ -61,6 +62,9 @@ def test_page(page_name, site, base_url, context, screenshots):
             assert WIDGET_STATE_MIME in notebook["metadata"].get("widgets", {}), (
                 f"{page_name}: widget views but no saved widget state in the notebook's metadata "
                 "(execute it with nbconvert, which stores the state)")
+            assert report.static_sliders, (
+                f"{page_name}: its explorers need a kernel to move; give the main one a "
+                "kernel-free version (lmcourse.widgets.static_slider) for the book")
     for before, after_fill, after_click in moves:
         assert before != after_fill, f"{page_name}: moving the slider did not change the frame"
         assert after_click != after_fill, f"{page_name}: the step button did not change the frame"
