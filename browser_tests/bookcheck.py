@@ -13,7 +13,7 @@ import http.server
 import json
 import re
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -56,6 +56,8 @@ KNOWN_UPSTREAM = {
         "resets itself to 'auto'",
 }
 
+TOLERATED: Counter = Counter()  # (kind, message) of KNOWN_UPSTREAM -> pages that showed it
+
 
 @dataclass
 class PageReport:
@@ -78,6 +80,7 @@ class PageReport:
         if (kind, message) in KNOWN_UPSTREAM:
             if message not in self.tolerated:
                 self.tolerated.append(message)
+                TOLERATED[(kind, message)] += 1
             return
         message = f"{message} ({detail})" if detail else message
         if message not in self.problems[kind]:
