@@ -21,6 +21,12 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . --all --warningiserror
 	@echo "Open _build/html/index.html"
 
+# Open every page of the built book (make book first) in headless Chromium, offline; screenshots
+# go to _build/screenshots. Needs Debian's chromium (apt-get install -y chromium).
+browser-test: $(STAMP)
+	@test -x /usr/bin/chromium || { echo "browser-test needs /usr/bin/chromium: apt-get install -y chromium"; exit 1; }
+	$(BIN)/pytest browser_tests
+
 # Refresh a notebook's committed outputs: make execute NB=chapters/01_pretraining.ipynb
 execute: $(STAMP)
 	LMCOURSE_PROGRESS=0 $(BIN)/jupyter nbconvert --to notebook --execute --inplace \

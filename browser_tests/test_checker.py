@@ -1,0 +1,229 @@
+"""The test of the browser test: on a deliberately broken site (``sites/broken``) it reports every
+kind of problem, on a working site (built here from the package's own widgets) it reports none,
+and the book test itself, run on each site, fails and passes accordingly."""
+import base64
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from browser_tests import bookcheck
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+BROKEN = HERE / "sites" / "broken"
+# matplotlib's animation HTML links Font Awesome from a CDN for its button icons; the book's
+# theme brings its own icons, so the working site leaves that link out, as the book must.
+FONT_AWESOME_CDN = re.compile(r'<link rel="stylesheet"\s+href="https://[^"]*font-awesome[^"]*">\s*')
+
+
+@pytest.fixture(scope="module")
+def context(browser):
+    ctx = browser.new_context()
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture(scope="module")
+def broken(context):
+    """The report on the broken site's first page, and the site's base URL."""
+    with bookcheck.serve(BROKEN) as base_url:
+        yield bookcheck.check_page(context, base_url + "index.html", BROKEN, base_url), base_url
+
+
+# ---------------------------------------------------------------------------- a working site
+PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>{head}</head>
+<body><h1 id="title">{title}</h1>
+{body}
+</body></html>
+"""
+
+
+def draw(fig, k):
+    """One frame of the working site's kernel-free slider: a sine of frequency k."""
+    ax = fig.add_subplot()
+    x = np.linspace(0, 6, 50)
+    ax.plot(x, np.sin(k * x))
+    ax.set_title(f"k = {k}")
+
+
+def make_good_site(folder: Path) -> Path:
+    """A three-page site with a working image, links, a saved ipywidgets slider rendered by the
+    book's vendored widget manager, and kernel-free sliders from ``lmcourse.widgets``."""
+    import ipywidgets
+    from ipywidgets.embed import embed_data
+
+    from lmcourse.widgets import static_slider
+
+    shutil.copytree(ROOT / "_vendor", folder / "_static")  # as html_static_path does
+    shutil.copy(BROKEN / "ok.png", folder / "ok.png")
+    (folder / "_toc.yml").write_text("format: jb-book\nroot: index\nchapters:\n"
+                                     "  - file: widget\n  - file: slider\n")
+    (folder / "index.html").write_text(PAGE.format(title="A working page", head="", body=(
+        '<p><a href="widget.html#title">a widget</a>, <a href="slider.html">a slider</a>, '
+        '<a href="#title">this title</a>, <a href="./">this folder</a></p>'
+        '<img src="ok.png" alt="a working image" width="40">')))
+
+    # what an interact cell saves: a slider above an Output widget holding the plot it drew
+    plot = io.BytesIO()
+    fig = plt.figure(figsize=(3, 2))
+    draw(fig, 2)
+    fig.savefig(plot, format="png")
+    plt.close(fig)
+    output = ipywidgets.Output()
+    output.outputs = ({"output_type": "display_data", "metadata": {},
+                       "data": {"image/png": base64.b64encode(plot.getvalue()).decode(),
+                                "text/plain": "<Figure size 300x200 with 1 Axes>"}},)
+    box = ipywidgets.VBox([ipywidgets.IntSlider(value=2, min=1, max=5, description="k"), output])
+    data = embed_data(views=[box])
+    box.close_all()
+    animation = FONT_AWESOME_CDN.sub("", static_slider(draw, [1, 2, 3], figsize=(3, 2)).data)
+    # the scripts in the order the book's nb_ipywidgets_js names them; the slider's icons make
+    # the widget manager fetch its icon fonts
+    (folder / "widget.html").write_text(PAGE.format(
+        title="A saved widget beside a kernel-free slider",
+        head=''.join(f'<script src="_static/{name}"></script>'
+                     for name in ("require.js", "widget-manager-setup.js", "embed-amd.js"))
+             + '<script type="application/vnd.jupyter.widget-state+json">'
+             f'{json.dumps(data["manager_state"])}</script>',
+        body=''.join('<script type="application/vnd.jupyter.widget-view+json">'
+                     f'{json.dumps(view)}</script>' for view in data["view_specs"])
+             + animation))
+    (folder / "slider.html").write_text(PAGE.format(title="A kernel-free slider", head="",
+                                                    body=animation))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory, context):
+    """The working site's folder, its base URL, and the report on each page of its toc."""
+    site = make_good_site(tmp_path_factory.mktemp("good"))
+    with bookcheck.serve(site) as base_url:
+        reports = {name: bookcheck.check_page(context, base_url + name, site, base_url)
+                   for name in bookcheck.toc_pages(site / "_toc.yml")}
+        yield site, base_url, reports
+
+
+# ---------------------------------------------------------------------------- the broken site
+@pytest.mark.parametrize("kind, expected", [
+    ("image", "missing.png"),
+    ("link", "missing.html"),
+    ("fragment", "page.html#nowhere"),
+    ("fragment", "#gone"),
+    ("request", "missing.css: HTTP 404"),
+    ("offsite", "https://cdn.example.org/lib.js"),
+    ("console", "a bad thing happened"),
+    ("pageerror", "boom"),
+    ("docutils", 'Unknown directive type "figur"'),
+    ("traceback", "ZeroDivisionError"),
+    ("math", "none typeset"),
+    ("widget", "no-such-model"),
+])
+def test_broken_page_reports_each_kind(broken, kind, expected):
+    report, _ = broken
+    assert any(expected in message for message in report.problems.get(kind, [])), (
+        f"no [{kind}] problem mentions {expected!r}:\n{report.summary()}")
+
+
+def test_broken_page_reports_nothing_that_works(broken):
+    report, _ = broken
+    everything = "\n".join(m for messages in report.problems.values() for m in messages)
+    for working in ("ok.png", "page.html#here", "#top"):
+        assert working not in everything, f"{working} works but was reported"
+    assert report.images == 2 and report.internal_links == 6, report
+
+
+def test_each_failed_request_reported_once(broken):
+    report, _ = broken
+    assert len([m for m in report.problems["request"] if "missing.css" in m]) == 1
+    assert not any("missing.css" in m or "missing.png" in m for m in report.problems["console"])
+
+
+def test_missing_page_is_an_http_failure(context):
+    with bookcheck.serve(BROKEN) as base_url:
+        report = bookcheck.check_page(context, base_url + "nothere.html", BROKEN, base_url)
+    assert report.status == 404 and report.problems["http"] == ["HTTP 404"]
+
+
+def test_correct_page_of_broken_site_is_clean(context):
+    with bookcheck.serve(BROKEN) as base_url:
+        report = bookcheck.check_page(context, base_url + "page.html", BROKEN, base_url)
+    assert not report.problems, report.summary()
+
+
+# ---------------------------------------------------------------------------- the working site
+def test_good_site_has_no_problems(good):
+    _, _, reports = good
+    assert list(reports) == ["index.html", "widget.html", "slider.html"]
+    for report in reports.values():
+        assert not report.problems, report.summary()
+
+
+def test_saved_widget_renders(good):
+    _, _, reports = good
+    assert reports["widget.html"].widget_views == 1
+    assert reports["widget.html"].static_sliders == 1
+
+
+def test_saved_widget_shows_its_plot(good):
+    _, _, reports = good
+    assert reports["widget.html"].images == 2  # the plot in the Output widget, the slider frame
+    assert not reports["widget.html"].problems
+
+
+def test_widget_without_its_saved_plot_is_reported():
+    """A rendered interact whose Output widget shows nothing (its plot lost) is a problem."""
+    models = {"box": {"model_name": "VBoxModel", "state": {"children": ["IPY_MODEL_out"]}},
+              "out": {"model_name": "OutputModel", "state": {"outputs": [{"data": {}}]}}}
+    found = {"images": [], "links": [], "docutils": [], "tracebacks": [], "math": 0,
+             "typeset": 0, "sliders": 0, "states": [json.dumps({"state": models})],
+             "views": [{"rendered": True, "model": "box", "output_shown": False}]}
+    report = bookcheck.PageReport("page.html")
+    bookcheck._judge(report, found, BROKEN, "http://127.0.0.1:1/", "http://127.0.0.1:1/p.html")
+    assert "none of the outputs" in report.problems["widget"][0]
+    assert bookcheck.saved_outputs(models, "box") and not bookcheck.saved_outputs(models, "nope")
+
+
+def test_static_slider_moves(good, context):
+    _, base_url, reports = good
+    assert reports["slider.html"].static_sliders == 1
+    page = context.new_page()
+    try:
+        page.goto(base_url + "slider.html")
+        first, last, previous = bookcheck.move_static_slider(page)
+    finally:
+        page.close()
+    assert first.startswith("data:image/png;base64,")
+    assert len({first, last, previous}) == 3, "each move must show another frame"
+
+
+# ---------------------------------------------------------------------------- the book test itself
+def run_book_test(site: Path, screenshots: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", str(HERE / "test_book.py"), "-q",
+         f"--book-html={site}", f"--book-toc={site / '_toc.yml'}", f"--screenshots={screenshots}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_book_test_fails_on_broken_site(tmp_path):
+    result = run_book_test(BROKEN, tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    for expected in ("FAILED browser_tests/test_book.py::test_page[index.html]", "missing.png",
+                     "missing.html", "page.html#nowhere", "1 failed, 2 passed"):
+        assert expected in result.stdout, f"{expected!r} not in:\n{result.stdout}"
+    assert (tmp_path / "index.png").is_file() and (tmp_path / "page.png").is_file()
+
+
+def test_book_test_passes_on_good_site(good, tmp_path):
+    site, _, _ = good
+    result = run_book_test(site, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 passed" in result.stdout, result.stdout
