@@ -9,4 +9,3 @@ os.environ["LMCOURSE_PROGRESS"] = "0"
 # nothing may be downloaded at run time
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
-os.environ.setdefault("MPLBACKEND", "Agg")

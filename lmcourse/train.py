@@ -16,7 +16,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_model, save_model
 
-from lmcourse.seed import DEFAULT_DEVICE, set_seed
+from lmcourse.seed import DEFAULT_DEVICE, DEFAULT_NUM_THREADS, set_seed
 from lmcourse.validate import check_float, check_int, check_type
 
 #: set LMCOURSE_PROGRESS=0 to silence progress bars (the tests and the notebook refresh do)
@@ -76,6 +76,7 @@ def fit(model: torch.nn.Module,
         eval_every: int | None = None,
         max_steps: int | None = None,
         seed: int | None = 0,
+        num_threads: int | None = DEFAULT_NUM_THREADS,
         device: str | torch.device = DEFAULT_DEVICE,
         checkpoint: str | Path | None = None,
         progress: bool | None = None,
@@ -89,6 +90,8 @@ def fit(model: torch.nn.Module,
     eval_fn: ``model -> {name: value}``, run in eval mode without gradients every ``eval_every``
         steps and after the last one; the values are recorded in ``history.evals``.
     checkpoint: if given, the weights are saved there (atomically) after every epoch.
+    seed, num_threads: passed to :func:`lmcourse.set_seed` first (``seed=None`` skips seeding);
+        tiny models often run faster on one thread.
     """
     check_type(model, "model", torch.nn.Module)
     if not callable(loss_fn):
@@ -106,7 +109,7 @@ def fit(model: torch.nn.Module,
     if max_steps is not None:
         check_int(max_steps, "max_steps", minimum=1)
     if seed is not None:
-        set_seed(seed)
+        set_seed(seed, num_threads=num_threads)
     model.to(device)
     if optimizer is None:
         params = [p for p in model.parameters() if p.requires_grad]

@@ -56,6 +56,13 @@ def test_fit_epoch_function_max_steps_schedule_and_clipping():
     assert history.steps == 6 and seen == [0, 1]
 
 
+def test_fit_sets_the_thread_count():
+    fit(nn.Linear(3, 1), mse, regression_data(), num_threads=1)
+    assert torch.get_num_threads() == 1
+    fit(nn.Linear(3, 1), mse, regression_data())
+    assert torch.get_num_threads() == 2
+
+
 def test_fit_leaves_frozen_parameters_alone():
     model = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 1))
     model[0].requires_grad_(False)
