@@ -90,7 +90,7 @@ def accuracy(model: nn.Module, batch) -> float:
     return acc
 
 
-def train_on_gap(mode: str, gap: int, task: MemoryTask = MemoryTask(), steps: int = 200,
+def train_on_gap(mode: str, gap: int, task: MemoryTask = MemoryTask(), steps: int = 300,
                  batch_size: int = 64, hidden_size: int = 32, lr: float = 1e-2, forget_bias: float = 3.0,
                  seed: int = 0, device=DEFAULT_DEVICE) -> tuple[SequenceClassifier, float]:
     """Train a classifier of ``mode`` on sequences with ``gap`` distractors; return it and its
