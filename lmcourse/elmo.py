@@ -121,12 +121,14 @@ class TokenTagger(nn.Module):
 
     ``freeze=True`` is ELMo's feature-based use (the biLM's weights stay fixed; only the mix and the
     head learn); ``freeze=False`` fine-tunes the biLM too. ``layer`` uses that one layer instead of
-    the mix (e.g. 0 for the static word vectors).
+    the mix (e.g. 0 for the static word vectors). The task model on top is a one-hidden-layer MLP
+    of width ``hidden_size`` (a linear layer if ``hidden_size`` is None).
     forward(ids (B, T), lengths (B,), layers=None) -> logits (B, T, num_classes); a frozen tagger
     may be given the biLM's ``layers`` (L+1, B, T, 2d), computed once, instead of recomputing them.
     """
 
-    def __init__(self, bilm: BiLM, num_classes: int, freeze: bool = True, layer: int | None = None):
+    def __init__(self, bilm: BiLM, num_classes: int, freeze: bool = True, layer: int | None = None,
+                 hidden_size: int | None = 64):
         super().__init__()
         check_type(bilm, "bilm", BiLM)
         check_int(num_classes, "num_classes", minimum=2)
@@ -137,7 +139,13 @@ class TokenTagger(nn.Module):
             p.requires_grad_(not freeze)
         device = bilm.softmax.weight.device
         self.mix = ScalarMix(bilm.num_layers + 1, device=device)
-        self.head = nn.Linear(2 * bilm.d_model, num_classes, device=device)
+        width = 2 * bilm.d_model
+        if hidden_size is None:
+            self.head = nn.Linear(width, num_classes, device=device)
+        else:
+            check_int(hidden_size, "hidden_size", minimum=1)
+            self.head = nn.Sequential(nn.Linear(width, hidden_size, device=device), nn.ReLU(),
+                                      nn.Linear(hidden_size, num_classes, device=device))
 
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor | None = None,
                 layers: torch.Tensor | None = None) -> torch.Tensor:

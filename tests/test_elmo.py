@@ -100,9 +100,11 @@ def test_capitalisation_task_labels():
 
 def test_tagger_freezing_and_training_step():
     model = small_bilm()
-    frozen = TokenTagger(model, 2)
+    frozen = TokenTagger(model, 2, hidden_size=None)
     assert all(not p.requires_grad for p in model.parameters())
     assert sum(p.numel() for p in frozen.parameters() if p.requires_grad) == 3 + 1 + 12 * 2 + 2
+    mlp = TokenTagger(model, 2, hidden_size=5)
+    assert sum(p.numel() for p in mlp.parameters() if p.requires_grad) == 3 + 1 + 12 * 5 + 5 + 5 * 2 + 2
     ids = torch.randint(20, (4, 6))
     labels = torch.randint(2, (4, 6))
     lengths = torch.tensor([6, 6, 5, 3])
