@@ -1,0 +1,45 @@
+"""The long-memory task: data layout, chance level, and a quick learnability check."""
+import pytest
+import torch
+
+from lmcourse.memory_task import MemoryTask, SequenceClassifier, accuracy, train_on_gap
+from lmcourse.rnn import set_forget_bias
+
+
+def test_batches_have_signal_first_noise_then_query():
+    task = MemoryTask(num_classes=3, num_noise=5)
+    x, y = task.batch(10, gap=7, generator=torch.Generator().manual_seed(0))
+    assert x.shape == (10, 9) and y.shape == (10,)
+    assert torch.equal(x[:, 0], y) and torch.all(y < 3)
+    assert torch.all((x[:, 1:-1] >= 3) & (x[:, 1:-1] < 8))
+    assert task.query_id == 8 and torch.all(x[:, -1] == 8) and task.vocab_size == 9
+    assert task.chance == pytest.approx(1 / 3)
+    a = task.batch(4, 3, torch.Generator().manual_seed(1))
+    b = task.batch(4, 3, torch.Generator().manual_seed(1))
+    assert torch.equal(a[0], b[0])
+
+
+def test_classifier_shapes_and_forget_bias():
+    model = SequenceClassifier(vocab_size=9, num_classes=3, hidden_size=8, forget_bias=2.0)
+    assert model(torch.zeros(5, 4, dtype=torch.long)).shape == (5, 3)
+    cell = model.rnn.cells[0]
+    assert torch.all(cell.bias_ih[8:16] == 2.0) and torch.all(cell.bias_hh[8:16] == 0.0)
+
+
+def test_short_gap_is_learned_and_accuracy_is_a_share():
+    _, acc = train_on_gap("lstm", gap=2, steps=60, hidden_size=16)
+    assert acc > 0.9
+    task = MemoryTask()
+    model = SequenceClassifier(task.vocab_size, task.num_classes)
+    assert 0.0 <= accuracy(model, task.batch(50, 3)) <= 1.0
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="num_classes"):
+        MemoryTask(num_classes=1)
+    with pytest.raises(ValueError, match="gap"):
+        MemoryTask().batch(4, gap=-1)
+    with pytest.raises(ValueError, match="mode"):
+        train_on_gap("cnn", 3)
+    with pytest.raises(ValueError, match="rnn must be an LSTM"):
+        set_forget_bias(SequenceClassifier(9, 3, mode="gru").rnn, 1.0)
