@@ -1,0 +1,225 @@
+"""GPT: shapes, causality, parity with transformers' GPT-2, generation, GPT-1 task heads."""
+import pytest
+import torch
+
+from lmcourse.exercises import check
+from lmcourse.gpt import (GPT, GPTConfig, GPTForTask, TaskTokens, classification_input, complete,
+                          entailment_input, lm_loss, multiple_choice_inputs, similarity_inputs,
+                          task_batch, task_loss)
+from lmcourse.sampling import sample_next
+
+TOL = 1e-5  # float32 parity with transformers
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny matrices gain nothing from a second thread, and on a busy machine they lose a lot."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def small(**kw):
+    cfg = dict(vocab_size=50, context_size=16, d_model=32, num_layers=2, num_heads=4)
+    cfg.update(kw)
+    torch.manual_seed(0)
+    return GPT(GPTConfig(**cfg)).eval()
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="divisible by num_heads"):
+        GPTConfig(d_model=30, num_heads=4)
+    with pytest.raises(ValueError, match="vocab_size must be >= 1"):
+        GPTConfig(vocab_size=0)
+    with pytest.raises(ValueError, match="dropout must be <= 1"):
+        GPTConfig(dropout=1.5)
+    assert GPTConfig(d_model=64, num_heads=4).d_ff == 256
+
+
+def test_shapes_tying_and_parameter_count():
+    model = small()
+    assert model(torch.zeros(3, 7, dtype=torch.long)).shape == (3, 7, 50)
+    assert model.lm_head.weight is model.wte.weight
+    n = sum(p.numel() for p in model.parameters())
+    per_block = 4 * (32 * 32 + 32) + 2 * 2 * 32 + (32 * 128 + 128) + (128 * 32 + 32)
+    assert n == 50 * 32 + 16 * 32 + 2 * per_block + 2 * 32
+    assert check("ch08-gpt-parameters",
+                 lambda V, T, d, L: V * d + T * d + L * (12 * d * d + 13 * d) + 2 * d).endswith("4 checks passed")
+
+
+def test_causal_future_tokens_do_not_change_past_logits():
+    model = small()
+    x = torch.randint(0, 50, (2, 10))
+    y = x.clone()
+    y[:, 6:] = (y[:, 6:] + 1) % 50
+    with torch.no_grad():
+        a, b = model(x), model(y)
+    assert torch.allclose(a[:, :6], b[:, :6], atol=1e-6)
+    assert not torch.allclose(a[:, 6:], b[:, 6:], atol=1e-3)
+
+
+def test_fused_and_explicit_attention_agree():
+    model = small()
+    x = model.drop(model.wte(torch.randint(0, 50, (2, 9))))
+    attn = model.blocks[0].attn
+    fused = attn(x)
+    explicit, weights = attn(x, need_weights=True)
+    assert torch.allclose(fused, explicit, atol=1e-6)
+    assert torch.equal(weights[0, 0].triu(1), torch.zeros(9, 9))       # nothing attends ahead
+    assert torch.allclose(weights.sum(-1), torch.ones(2, 4, 9))
+
+
+def test_bad_inputs():
+    model = small()
+    with pytest.raises(ValueError, match="context_size is 16"):
+        model(torch.zeros(1, 17, dtype=torch.long))
+    with pytest.raises(ValueError, match="int64"):
+        model(torch.zeros(1, 4))
+    prompt = torch.zeros(1, 3, dtype=torch.long)
+    with pytest.raises(ValueError, match="context_size is 16"):
+        model.generate(torch.zeros(1, 20, dtype=torch.long), 2)
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        model.generate(prompt, 2, temperature=0.0)
+    with pytest.raises(ValueError, match="top_p must be > 0"):
+        model.generate(prompt, 2, top_p=0.0)
+    with pytest.raises(ValueError, match="top_p must be <= 1"):
+        model.generate(prompt, 2, top_p=1.5)
+    with pytest.raises(ValueError, match="at least one token"):
+        model.generate(torch.zeros(1, 0, dtype=torch.long), 2)
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        GPT.from_pretrained("/nonexistent")
+
+
+def _random_hf_gpt2(tmp_path, **kw):
+    transformers = pytest.importorskip("transformers")
+    cfg = dict(n_layer=2, n_head=4, n_embd=32, n_positions=24, vocab_size=61,
+               attn_implementation="eager", bos_token_id=None, eos_token_id=None, pad_token_id=None)
+    cfg.update(kw)
+    torch.manual_seed(0)
+    hf = transformers.GPT2LMHeadModel(transformers.GPT2Config(**cfg)).eval()
+    with torch.no_grad():   # HF initialises biases to 0 and LayerNorms to 1: randomise everything
+        for p in hf.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    hf.save_pretrained(tmp_path)
+    return hf
+
+
+def test_from_pretrained_matches_transformers_gpt2(tmp_path):
+    hf = _random_hf_gpt2(tmp_path)
+    ours = GPT.from_pretrained(tmp_path).eval()
+    x = torch.randint(0, 61, (3, 24))
+    with torch.no_grad():
+        expected, got = hf(x).logits, ours(x)
+    assert (expected - got).abs().max().item() < TOL
+    assert ours.lm_head.weight is ours.wte.weight
+
+
+def test_greedy_generation_matches_transformers(tmp_path):
+    hf = _random_hf_gpt2(tmp_path)
+    ours = GPT.from_pretrained(tmp_path).eval()
+    prompt = torch.tensor([[3, 14, 15, 9]])
+    expected = hf.generate(prompt, max_new_tokens=12, do_sample=False,
+                           attention_mask=torch.ones_like(prompt))
+    assert torch.equal(ours.generate(prompt, 12, greedy=True), expected)
+
+
+def test_seeded_sampling_is_reproducible_and_uses_sample_next():
+    model = small()
+    prompt = torch.tensor([[1, 2, 3]])
+    out = model.generate(prompt, 25, temperature=0.8, top_k=10, top_p=0.9,
+                         generator=torch.Generator().manual_seed(7))
+    again = model.generate(prompt, 25, temperature=0.8, top_k=10, top_p=0.9,
+                           generator=torch.Generator().manual_seed(7))
+    assert torch.equal(out, again) and out.shape == (1, 28)
+    g, ids = torch.Generator().manual_seed(7), prompt
+    with torch.no_grad():
+        for _ in range(25):   # the same loop written out, window sliding past context_size=16
+            nxt = sample_next(model(ids[:, -16:])[:, -1], 0.8, 10, 0.9, generator=g)
+            ids = torch.cat([ids, nxt[:, None]], 1)
+    assert torch.equal(out, ids)
+
+
+def test_complete_with_a_tokenizer():
+    from lmcourse.bpe import BPETokenizer
+    tok = BPETokenizer([])
+    model = small(vocab_size=len(tok))
+    text = complete(model, tok, "ab", 5, greedy=True)
+    assert isinstance(text, str)
+    with pytest.raises(ValueError, match="prompt must not be empty"):
+        complete(model, tok, "", 5)
+
+
+def test_training_lowers_the_loss():
+    model = small().train()
+    x = torch.randint(0, 50, (4, 17))
+    batch = (x[:, :-1], x[:, 1:])
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    first = lm_loss(model, batch).item()
+    for _ in range(40):
+        loss = lm_loss(model, batch)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert first > 3.5 and loss.item() < 1.0
+
+
+TOKENS = TaskTokens(start=47, delim=48, extract=49)
+
+
+def test_input_transformations():
+    assert classification_input([5, 6], TOKENS) == [[47, 5, 6, 49]]
+    assert entailment_input([5], [6, 7], TOKENS) == [[47, 5, 48, 6, 7, 49]]
+    assert similarity_inputs([5], [6], TOKENS) == [[47, 5, 48, 6, 49], [47, 6, 48, 5, 49]]
+    assert multiple_choice_inputs([5], [[6], [7, 8]], TOKENS) == [[47, 5, 48, 6, 49], [47, 5, 48, 7, 8, 49]]
+    ids, last = task_batch([classification_input([5, 6], TOKENS), classification_input([5], TOKENS)], pad_id=0)
+    assert ids.tolist() == [[[47, 5, 6, 49]], [[47, 5, 49, 0]]] and last.tolist() == [[3], [2]]
+    with pytest.raises(ValueError, match="same, non-zero number"):
+        task_batch([[[1]], [[1], [2]]], pad_id=0)
+
+
+@pytest.mark.parametrize("task,make,shape", [
+    ("classification", lambda: classification_input([5, 6, 7], TOKENS), (2, 3)),
+    ("entailment", lambda: entailment_input([5], [6, 7], TOKENS), (2, 3)),
+    ("similarity", lambda: similarity_inputs([5], [6, 7], TOKENS), (2, 3)),
+    ("multiple_choice", lambda: multiple_choice_inputs([5], [[6], [7], [8, 9]], TOKENS), (2, 3)),
+])
+def test_task_heads(task, make, shape):
+    model = GPTForTask(small(), task, num_classes=3)
+    ids, last = task_batch([make(), make()], pad_id=0)
+    logits, lm_logits = model(ids, last)
+    assert logits.shape == shape and lm_logits.shape == (*ids.shape, 50)
+    labels = torch.tensor([0, 2])
+    loss = task_loss(model, (ids, last, labels))
+    # right padding changes nothing: causal attention never looks at the pads after the extract token
+    padded = torch.cat([ids, torch.zeros(*ids.shape[:2], 3, dtype=torch.long)], dim=-1)
+    assert torch.allclose(task_loss(model, (padded, last, labels)), loss, atol=1e-6)
+    assert task_loss(model, (ids, last, labels), lm_weight=0.0) < loss
+
+
+def test_similarity_is_symmetric_and_task_errors():
+    model = GPTForTask(small(), "similarity")
+    ab, _ = task_batch([similarity_inputs([5], [6, 7], TOKENS)], pad_id=0)
+    ba, last = task_batch([similarity_inputs([6, 7], [5], TOKENS)], pad_id=0)
+    assert torch.allclose(model(ab, last)[0], model(ba, last.flip(-1))[0], atol=1e-6)
+    with pytest.raises(ValueError, match="task must be one of"):
+        GPTForTask(small(), "translation")
+    with pytest.raises(ValueError, match="one sequence per example"):
+        GPTForTask(small(), "classification")(ab, last)
+
+
+def test_exercise_checkers_reject_wrong_answers():
+    with pytest.raises(AssertionError, match="tied output layer once"):
+        check("ch08-gpt-parameters", lambda V, T, d, L: 2 * V * d + T * d + L * (12 * d * d + 13 * d) + 2 * d)
+
+    def overlapping(ids, pair, new_id):
+        out = list(ids)
+        for i in range(len(out) - 1):
+            if (out[i], out[i + 1]) == pair:
+                out[i] = new_id
+        return [t for t in out if t not in pair] if pair[0] != pair[1] else out
+
+    from lmcourse.bpe import merge_pair
+    assert check("ch08-merge-pair", merge_pair).endswith("5 checks passed")
+    with pytest.raises(AssertionError, match="should give"):
+        check("ch08-merge-pair", overlapping)
