@@ -1,0 +1,56 @@
+"""The RNN encoder-decoder with Bahdanau attention: shapes, masking, decoding, and that it learns."""
+import pytest
+import torch
+
+from lmcourse import set_seed
+from lmcourse.seq2seq import BahdanauSeq2Seq, seq2seq_loss
+
+
+def _model():
+    set_seed(0, num_threads=1)
+    return BahdanauSeq2Seq(src_vocab_size=10, tgt_vocab_size=8, d_embed=8, d_hidden=12).eval()
+
+
+def test_shapes_and_attention_ignores_padding():
+    model = _model()
+    src = torch.tensor([[4, 5, 6, 0, 0], [4, 5, 6, 7, 8]])
+    tgt_in = torch.tensor([[2, 4, 5], [2, 6, 7]])
+    logits, weights = model(src, tgt_in)
+    assert logits.shape == (2, 3, 8) and weights.shape == (2, 3, 5)
+    assert torch.allclose(weights.sum(-1), torch.ones(2, 3), atol=1e-6)
+    assert torch.all(weights[0, :, 3:] == 0)
+    # the padded sentence gives the same result as the unpadded one
+    alone, _ = model(src[:1, :3], tgt_in[:1])
+    assert torch.allclose(alone, logits[:1], atol=1e-5)
+
+
+def test_greedy_decode_matches_teacher_forcing_on_its_own_output():
+    model = _model()
+    src = torch.tensor([[4, 5, 6, 7]])
+    ys, weights = model.greedy_decode(src, bos_id=2, eos_id=3, max_len=5)
+    assert ys[0, 0] == 2 and weights.shape == (1, ys.size(1) - 1, 4)
+    logits, tf_weights = model(src, ys[:, :-1])
+    assert torch.equal(logits.argmax(-1), ys[:, 1:])
+    assert torch.allclose(tf_weights, weights, atol=1e-6)
+
+
+def test_learns_to_reverse():
+    set_seed(0, num_threads=1)
+    model = BahdanauSeq2Seq(10, 10, d_embed=16, d_hidden=32)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    g = torch.Generator().manual_seed(0)
+    for _ in range(120):
+        x = torch.randint(4, 10, (32, 5), generator=g)
+        tgt = torch.cat([torch.full((32, 1), 2), x.flip(1), torch.full((32, 1), 3)], 1)
+        loss = seq2seq_loss(model, (x, tgt))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.3, loss.item()
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="d_hidden"):
+        BahdanauSeq2Seq(10, 10, d_hidden=0)
+    with pytest.raises(ValueError, match="src must be"):
+        _model()(torch.tensor([1.0, 2.0]), torch.tensor([[2]]))
