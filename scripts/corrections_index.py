@@ -55,7 +55,9 @@ def render(root: Path = ROOT) -> str:
         lines.append(f"| {number} | {title.replace('|', '&#124;')} | {doc_link(doc, chapter, root)} |")
     numbers = sorted({b[0] for b in boxes})
     lines.append("")
-    lines.append(f"{len(boxes)} boxes in {len({b[2] for b in boxes})} pages cover corrections "
+    n_pages = len({b[2] for b in boxes})
+    lines.append(f"{len(boxes)} box{'es' if len(boxes) != 1 else ''} in {n_pages} "
+                 f"page{'s' if n_pages != 1 else ''} cover correction{'s' if len(numbers) != 1 else ''} "
                  f"{', '.join(map(str, numbers))}.")
     return "\n".join(lines) + "\n"
 

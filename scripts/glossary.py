@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from book_sources import ROOT, doc_link  # noqa: E402
+from book_sources import ROOT, doc_link, page_title, source_path  # noqa: E402
 
 #: chapter file (under chapters/) -> title used in the glossary
 CHAPTERS = {
@@ -146,7 +146,9 @@ def render(root: Path = ROOT) -> str:
     """The text of ``glossary.md``, terms in alphabetical order."""
     lines = [HEADER, "| English | Chinese | Meaning | Chapter |", "|---|---|---|---|"]
     for english, chinese, meaning, chapter in sorted(TERMS, key=lambda t: t[0].lower().strip("[")):
-        link = doc_link(f"chapters/{chapter}", CHAPTERS[chapter], root)
+        doc = f"chapters/{chapter}"
+        path = source_path(doc, root)
+        link = doc_link(doc, page_title(path) if path else CHAPTERS[chapter], root)
         cells = [english, chinese, meaning, link]
         lines.append("| " + " | ".join(c.replace("|", "&#124;") for c in cells) + " |")
     return "\n".join(lines) + "\n"
