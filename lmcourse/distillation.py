@@ -39,7 +39,9 @@ def distillation_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor
     log_p_student = F.log_softmax(student_logits / T, dim=-1)             # (N, V)
     log_p_teacher = F.log_softmax(teacher_logits / T, dim=-1).detach()     # (N, V)
     # KL(p_t || p_s) = sum_i p_t,i (log p_t,i - log p_s,i), averaged over the N rows
-    kl = (log_p_teacher.exp() * (log_p_teacher - log_p_student)).sum(-1).mean()
+    p_teacher = log_p_teacher.exp()
+    # terms with p_t,i = 0 contribute 0 (also when a logit is -inf)
+    kl = torch.where(p_teacher > 0, p_teacher * (log_p_teacher - log_p_student), 0.0).sum(-1).mean()
     if labels is None:
         return T * T * kl
     return alpha * T * T * kl + (1 - alpha) * F.cross_entropy(student_logits, labels)

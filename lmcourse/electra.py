@@ -141,16 +141,23 @@ def rtd_loss(model: ReplacedTokenDetector, batch) -> torch.Tensor:
 
 
 def detection_metrics(logits: torch.Tensor, replaced: torch.Tensor) -> dict[str, float]:
-    """Accuracy of the detector, the all-"original" baseline, and precision/recall on replaced."""
+    """Accuracy of the detector, the all-"original" baseline, precision/recall on replaced, and the
+    ROC AUC (0.5 = chance, 1 = every replaced token scores above every original one)."""
     check_type(logits, "logits", torch.Tensor)
     check_type(replaced, "replaced", torch.Tensor)
     if logits.shape != replaced.shape:
         raise ValueError(f"logits {tuple(logits.shape)} and replaced {tuple(replaced.shape)} must match")
     predicted, truth = logits > 0, replaced.bool()
     hits = (predicted & truth).sum().item()
+    # ROC AUC = P(a replaced token scores above an original one), from the ranks of the scores
+    ranks = logits.flatten().argsort().argsort().double() + 1
+    n_pos, n_neg = truth.sum().item(), (~truth).sum().item()
+    auc = ((ranks[truth.flatten()].sum().item() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+           if n_pos and n_neg else float("nan"))
     return {
         "accuracy": (predicted == truth).float().mean().item(),
         "baseline accuracy": (~truth).float().mean().item(),
         "precision": hits / max(1, predicted.sum().item()),
         "recall": hits / max(1, truth.sum().item()),
+        "AUC": auc,
     }

@@ -38,3 +38,9 @@ def test_bad_inputs():
         distillation_loss(torch.zeros(2, 3), torch.zeros(2, 4))
     with pytest.raises(ValueError, match="alpha"):
         distillation_loss(torch.zeros(2, 3), torch.zeros(2, 3), alpha=2.0)
+
+
+def test_teacher_with_impossible_classes():
+    teacher = torch.tensor([[2.0, float("-inf"), 0.0]])
+    assert distillation_loss(teacher, teacher, 2.0).abs() < 1e-6
+    assert torch.isfinite(distillation_loss(torch.zeros(1, 3), teacher, 2.0))

@@ -51,7 +51,10 @@ def test_detection_metrics():
     logits = torch.tensor([[2.0, -1.0, 3.0, -2.0]])
     replaced = torch.tensor([[1.0, 1.0, 0.0, 0.0]])
     m = detection_metrics(logits, replaced)
-    assert m == {"accuracy": 0.5, "baseline accuracy": 0.5, "precision": 0.5, "recall": 0.5}
+    assert m == {"accuracy": 0.5, "baseline accuracy": 0.5, "precision": 0.5, "recall": 0.5, "AUC": 0.5}
+    from sklearn.metrics import roc_auc_score
+    scores, truth = torch.randn(200), torch.rand(200) < 0.3
+    assert abs(detection_metrics(scores, truth.float())["AUC"] - roc_auc_score(truth.numpy(), scores.numpy())) < 1e-9
 
 
 def test_bad_inputs():
