@@ -1,0 +1,164 @@
+"""Regenerate ``glossary.md`` from the term list below (``python scripts/glossary.py``).
+
+Each term names the chapter that teaches it. A chapter becomes a link once its file exists and
+is listed in ``_toc.yml``; until then the glossary names it in plain text, so the book always
+builds. ``tests/test_book_pages.py`` checks that the committed page matches this list and that
+every link resolves.
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from book_sources import ROOT, doc_link, page_title, source_path  # noqa: E402
+
+#: chapter file (under chapters/) -> title used in the glossary
+CHAPTERS = {
+    "01_pretraining": "1 Pretraining",
+    "02_language_models": "2 Language models",
+    "03_word_embeddings": "3 Word embeddings",
+    "04_rnn_lstm": "4 RNN and LSTM",
+    "05_elmo": "5 ELMo",
+    "06_attention": "6 Attention",
+    "07_transformer": "7 Transformer",
+    "08_gpt": "8 GPT",
+    "09_bert": "9 BERT",
+    "10_after_bert": "10 After BERT",
+}
+
+#: (English term, Chinese term, one-line definition, chapter file); Chinese terms follow the
+#: sources where they use one, common usage otherwise
+TERMS: list[tuple[str, str, str, str]] = [
+    # 1 Pretraining
+    ("pretraining", "预训练", "Training a model on a large, often unlabelled, task before it is adapted to the task of interest.", "01_pretraining"),
+    ("transfer learning", "迁移学习", "Reusing what a model learnt on one task to learn another with fewer labels.", "01_pretraining"),
+    ("fine-tuning", "微调", "Continuing to train all (or the upper) pretrained weights on the downstream task.", "01_pretraining"),
+    ("freezing", "冻结参数", "Keeping pretrained weights fixed and training only the new layers on top.", "01_pretraining"),
+    ("downstream task", "下游任务", "The task a pretrained model is finally used for (classification, QA, tagging, ...).", "01_pretraining"),
+    # 2 Language models
+    ("language model", "语言模型", "A probability distribution over sequences of tokens, usually factorised word by word.", "02_language_models"),
+    ("chain rule", "链式法则", r"$P(w_1 \dots w_n) = \prod_t P(w_t \mid w_1 \dots w_{t-1})$: the exact factorisation every LM starts from.", "02_language_models"),
+    ("Markov assumption", "马尔科夫假设", "The next word depends only on the previous n-1 words.", "02_language_models"),
+    ("n-gram", "n 元语法", "A sequence of n words; an n-gram model conditions on the previous n-1 (a bigram on one).", "02_language_models"),
+    ("smoothing", "平滑", "Moving probability mass to unseen n-grams so that no sentence gets probability zero.", "02_language_models"),
+    ("add-k smoothing", "加 k 平滑", "Adding k to every count before normalising (k = 1: Laplace smoothing).", "02_language_models"),
+    ("perplexity", "困惑度", r"$\exp$ of the average negative log-likelihood per token; lower is better.", "02_language_models"),
+    ("neural network language model (NNLM)", "神经网络语言模型", "Bengio et al. (2003): embeddings of the previous words, a tanh layer and a softmax over the vocabulary.", "02_language_models"),
+    ("softmax", "softmax 归一化", r"$e^{z_i} / \sum_j e^{z_j}$: turns scores into a probability distribution.", "02_language_models"),
+    ("out-of-vocabulary word (OOV)", "未登录词", "A word missing from the vocabulary, mapped to <unk> or split into subwords.", "02_language_models"),
+    # 3 Word embeddings
+    ("one-hot encoding", "独热编码", "A vector with a single 1 at the word's index; all pairs of words are orthogonal.", "03_word_embeddings"),
+    ("word embedding", "词嵌入 / 词向量", "A dense learnt vector per word; similar words get nearby vectors.", "03_word_embeddings"),
+    ("embedding matrix", "嵌入矩阵", "The |V| x d table of word vectors; multiplying a one-hot vector by it selects a row.", "03_word_embeddings"),
+    ("word2vec", "word2vec", "Mikolov et al. (2013): log-linear models (CBOW, skip-gram) that learn word vectors from context prediction.", "03_word_embeddings"),
+    ("CBOW", "连续词袋模型", "Predicts a word from the average of its context vectors (order ignored).", "03_word_embeddings"),
+    ("skip-gram", "跳字模型", "Predicts each context word from the centre word.", "03_word_embeddings"),
+    ("negative sampling", "负采样", "Replaces the full softmax by telling the true context word apart from a few sampled noise words.", "03_word_embeddings"),
+    ("hierarchical softmax", "层次 softmax", "A softmax computed along a binary tree over the vocabulary, in O(log |V|) steps.", "03_word_embeddings"),
+    ("GloVe", "GloVe 全局词向量", "Pennington et al. (2014): word vectors fitted to the logarithm of co-occurrence counts.", "03_word_embeddings"),
+    ("cosine similarity", "余弦相似度", "The dot product of two vectors divided by their lengths.", "03_word_embeddings"),
+    ("polysemy", "一词多义", "One word with several meanings (bank of a river / bank for money); a static vector mixes them.", "03_word_embeddings"),
+    # 4 RNN and LSTM
+    ("recurrent neural network (RNN)", "循环神经网络", "A network that reads a sequence step by step, carrying a hidden state with shared weights.", "04_rnn_lstm"),
+    ("backpropagation through time (BPTT)", "随时间反向传播", "Backpropagation through the unrolled recurrence, one copy of the cell per time step.", "04_rnn_lstm"),
+    ("vanishing gradient", "梯度消失", "Gradients shrinking geometrically as they flow back over many steps or layers.", "04_rnn_lstm"),
+    ("exploding gradient", "梯度爆炸", "Gradients growing geometrically over many steps; tamed by gradient clipping.", "04_rnn_lstm"),
+    ("gradient clipping", "梯度裁剪", "Rescaling the gradient when its norm exceeds a threshold.", "04_rnn_lstm"),
+    ("LSTM", "长短期记忆网络", "Hochreiter and Schmidhuber (1997): an RNN with a gated, additive cell state that eases vanishing gradients.", "04_rnn_lstm"),
+    ("forget gate", "遗忘门", "The LSTM gate (added in 2000) that decides how much of the old cell state to keep.", "04_rnn_lstm"),
+    ("cell state", "细胞状态", "The LSTM's memory line, updated by addition rather than by repeated matrix products.", "04_rnn_lstm"),
+    ("GRU", "门控循环单元", "Cho et al. (2014): a lighter gated RNN with update and reset gates and no separate cell.", "04_rnn_lstm"),
+    # 5 ELMo
+    ("ELMo", "ELMo", "Peters et al. (2018): word vectors taken from the layers of a pretrained bidirectional LSTM LM.", "05_elmo"),
+    ("bidirectional language model (biLM)", "双向语言模型", "A forward and a backward LM trained together, sharing the input and output layers.", "05_elmo"),
+    ("contextual embedding", "上下文相关词向量", "A word vector computed from the whole sentence, so one word gets different vectors in different contexts.", "05_elmo"),
+    ("scalar mix", "层加权求和", r"ELMo's $\gamma \sum_j \mathrm{softmax}(s)_j h_j$: a learnt weighting of the biLM's layers.", "05_elmo"),
+    ("feature-based pretraining", "基于特征的预训练", "Feeding a frozen pretrained model's outputs as extra features to a task model.", "05_elmo"),
+    # 6 Attention
+    ("attention", "注意力机制", "A weighted average of values, with weights from how well a query matches each key.", "06_attention"),
+    ("query, key, value", "查询、键、值 (Q、K、V)", "The three projections of attention: what is sought, what is offered to match, what is returned.", "06_attention"),
+    ("scaled dot-product attention", "缩放点积注意力", r"$\mathrm{softmax}(QK^\top / \sqrt{d_k})\,V$; the scaling keeps the softmax from saturating.", "06_attention"),
+    ("self-attention", "自注意力", "Attention in which queries, keys and values all come from the same sequence.", "06_attention"),
+    ("causal mask", "因果掩码", "Blocks attention to later positions (scores set to -inf) so a decoder cannot see the future.", "06_attention"),
+    ("padding mask", "填充掩码", "Blocks attention to padding tokens of shorter sequences in a batch.", "06_attention"),
+    ("multi-head attention", "多头注意力", r"Several attentions with their own Q, K, V projections, concatenated and mixed by $W^O$.", "06_attention"),
+    # 7 Transformer
+    ("Transformer", "Transformer", "Vaswani et al. (2017): an encoder-decoder built from attention and feed-forward layers only.", "07_transformer"),
+    ("positional encoding", "位置编码", "Vectors added to the embeddings to tell attention where each token is (sinusoidal or learnt).", "07_transformer"),
+    ("encoder", "编码器", "The stack that reads the whole input with unmasked self-attention.", "07_transformer"),
+    ("decoder", "解码器", "The stack that generates the output left to right with masked self-attention (and cross-attention).", "07_transformer"),
+    ("cross-attention", "交叉注意力", "Decoder attention whose queries come from the decoder and keys and values from the encoder output.", "07_transformer"),
+    ("residual connection", "残差连接", r"Adding a sublayer's input to its output, $x + F(x)$, so signals and gradients pass through deep stacks.", "07_transformer"),
+    ("layer normalisation", "层归一化", "Normalising each token's vector to zero mean and unit variance, then scaling and shifting.", "07_transformer"),
+    ("feed-forward network (FFN)", "前馈神经网络", "The per-token two-layer MLP of each Transformer layer; about two thirds of its weights.", "07_transformer"),
+    ("teacher forcing", "教师强制", "Training a decoder on the true previous tokens (shifted targets), all positions in parallel.", "07_transformer"),
+    ("beam search", "束搜索", "Decoding that keeps the k most probable partial outputs at every step.", "07_transformer"),
+    ("learning-rate warm-up", "学习率预热", "Raising the learning rate from near zero over the first steps, then decaying it.", "07_transformer"),
+    # 8 GPT
+    ("GPT", "GPT", "Radford et al. (2018): a Transformer decoder pretrained as a left-to-right LM, then fine-tuned.", "08_gpt"),
+    ("autoregressive language model", "自回归语言模型", "A model of p(x) as a product of next-token predictions, each seeing only the past.", "08_gpt"),
+    ("temperature", "温度", "Dividing logits by T before the softmax: T < 1 sharpens, T > 1 flattens the distribution.", "08_gpt"),
+    ("top-k sampling", "top-k 采样", "Sampling the next token among the k most probable ones only.", "08_gpt"),
+    ("nucleus (top-p) sampling", "核采样 (top-p)", "Sampling among the smallest set of tokens whose probabilities sum to p.", "08_gpt"),
+    ("zero-shot", "零样本", "Doing a task from its description alone, without any example or gradient update.", "08_gpt"),
+    # 9 BERT
+    ("BERT", "BERT", "Devlin et al. (2018): a Transformer encoder pretrained with masked LM and NSP, then fine-tuned.", "09_bert"),
+    ("masked language model (MLM)", "掩码语言模型", "Predicting 15% of the tokens from both sides after hiding them (80% [MASK], 10% random, 10% kept).", "09_bert"),
+    ("next sentence prediction (NSP)", "下一句预测", "BERT's second task: does sentence B follow sentence A, or is it random?", "09_bert"),
+    ("autoencoding language model", "自编码语言模型", "A model trained to reconstruct corrupted input (BERT), as opposed to predicting left to right.", "09_bert"),
+    ("WordPiece", "WordPiece", "BERT's subword tokenizer: greedy longest-match-first, continuation pieces marked ##.", "09_bert"),
+    ("byte-pair encoding (BPE)", "字节对编码", "A subword vocabulary built by repeatedly merging the most frequent adjacent pair.", "09_bert"),
+    ("segment embedding", "分段嵌入", "One of two learnt vectors added to every token of sentence A or sentence B.", "09_bert"),
+    ("[CLS] and [SEP]", "[CLS] 与 [SEP]", "Special tokens: [CLS] starts the input and its vector feeds sentence-level heads; [SEP] ends each sentence.", "09_bert"),
+    ("whole word masking", "全词掩码", "Masking all WordPiece pieces of a word together rather than single pieces.", "09_bert"),
+    # 10 After BERT
+    ("RoBERTa", "RoBERTa", "Liu et al. (2019): BERT-large's architecture trained longer on 10x the data, without NSP, with dynamic masks.", "10_after_bert"),
+    ("dynamic masking", "动态掩码", "Drawing a new mask every time a sequence is fed, instead of a few fixed masks.", "10_after_bert"),
+    ("ALBERT", "ALBERT", "Lan et al. (2019): factorised embeddings and cross-layer sharing shrink BERT-base to 12M parameters.", "10_after_bert"),
+    ("factorised embedding parameterisation", "词嵌入矩阵分解", "A V x E table followed by an E x H projection instead of a V x H table.", "10_after_bert"),
+    ("cross-layer parameter sharing", "跨层参数共享", "All layers reuse the same weights (or the same attention or FFN weights).", "10_after_bert"),
+    ("sentence-order prediction (SOP)", "句子顺序预测", "ALBERT's replacement for NSP: are two consecutive segments in the right order or swapped?", "10_after_bert"),
+    ("XLNet", "XLNet", "Yang et al. (2019): an autoregressive LM over random factorisation orders, realised with attention masks.", "10_after_bert"),
+    ("permutation language modelling", "排列语言模型", "Maximising the likelihood over factorisation orders; positions stay, only the prediction order changes.", "10_after_bert"),
+    ("two-stream attention", "双流注意力", "XLNet's content stream (sees its own token) and query stream (sees only its position).", "10_after_bert"),
+    ("ELECTRA", "ELECTRA", "Clark et al. (2020): a discriminator pretrained to spot tokens replaced by a small generator.", "10_after_bert"),
+    ("replaced-token detection", "替换词检测", "Binary classification of every token: original or replaced; every position gives a signal.", "10_after_bert"),
+    ("sequence-to-sequence pretraining", "序列到序列预训练", "Pretraining an encoder-decoder to restore corrupted text (MASS, BART, T5).", "10_after_bert"),
+    ("span corruption", "片段遮盖", "T5's objective: drop spans (15% of tokens, mean length 3), replace each by a sentinel, predict them.", "10_after_bert"),
+    ("text-to-text", "文本到文本", "T5's framing of every task as text in, text out, with a task prefix.", "10_after_bert"),
+    ("Sentence-BERT", "Sentence-BERT 句向量模型", "Reimers and Gurevych (2019): a siamese BERT fine-tuned so that mean-pooled vectors compare by cosine.", "10_after_bert"),
+    ("bi-encoder", "双塔模型 (孪生网络)", "Encodes each sentence separately into a vector: n passes for n sentences.", "10_after_bert"),
+    ("cross-encoder", "交互式编码器 (单塔)", "Reads both sentences together: accurate, but one pass per pair.", "10_after_bert"),
+    ("knowledge distillation", "知识蒸馏", "Training a small student to match a large teacher's softened output distribution.", "10_after_bert"),
+    ("in-context learning", "上下文学习", "GPT-3's way of doing a task from a prompt with a few examples and no weight update.", "10_after_bert"),
+    ("few-shot", "少样本", "Given a handful of examples (in the prompt, for GPT-3) of the task.", "10_after_bert"),
+]
+
+HEADER = """# Glossary
+
+The terms of the course in English and in Chinese, the language of the documents the course grew
+from, each with a one-line definition and the chapter that explains it.
+
+<!-- generated by scripts/glossary.py from its TERMS list; do not edit by hand -->
+"""
+
+
+def render(root: Path = ROOT) -> str:
+    """The text of ``glossary.md``, terms in alphabetical order."""
+    lines = [HEADER, "| English | Chinese | Meaning | Chapter |", "|---|---|---|---|"]
+    for english, chinese, meaning, chapter in sorted(TERMS, key=lambda t: t[0].lower().strip("[")):
+        doc = f"chapters/{chapter}"
+        path = source_path(doc, root)
+        link = doc_link(doc, page_title(path) if path else CHAPTERS[chapter], root)
+        cells = [english, chinese, meaning, link]
+        lines.append("| " + " | ".join(c.replace("|", "&#124;") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> Path:
+    out = ROOT / "glossary.md"
+    out.write_text(render(), encoding="utf-8")
+    return out
+
+
+if __name__ == "__main__":
+    print(main())

@@ -1,0 +1,111 @@
+"""The generated reference pages are up to date, and every chapter meets the book's rules:
+three or more exercises with hidden solutions, citations that exist in references.bib."""
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+sources = _script("book_sources")
+TOC = sources.toc_files(ROOT)
+CHAPTERS = [doc for doc in TOC if doc.startswith("chapters/")]
+FENCE = r"(`{3,}|:{3,})"
+
+
+def test_corrections_index_is_up_to_date():
+    expected = _script("corrections_index").render(ROOT)
+    assert (ROOT / "corrections.md").read_text(encoding="utf-8") == expected, \
+        "corrections.md is out of date: run python scripts/corrections_index.py"
+
+
+def test_glossary_is_up_to_date():
+    expected = _script("glossary").render(ROOT)
+    assert (ROOT / "glossary.md").read_text(encoding="utf-8") == expected, \
+        "glossary.md is out of date: run python scripts/glossary.py"
+
+
+def test_glossary_links_resolve():
+    text = (ROOT / "glossary.md").read_text(encoding="utf-8")
+    for target in re.findall(r"\{doc\}`[^`<]*<([^>`]+)>`", text):
+        assert target in TOC, f"glossary links to {target}, which is not in _toc.yml"
+        assert sources.source_path(target, ROOT) is not None, f"glossary links to missing {target}"
+    glossary = _script("glossary")
+    for english, _, _, chapter in glossary.TERMS:
+        assert chapter in glossary.CHAPTERS, f"term {english!r} names unknown chapter {chapter!r}"
+
+
+def test_reference_pages_are_in_the_toc():
+    for page in ("glossary", "corrections", "bibliography"):
+        assert page in TOC, f"{page}.md is missing from _toc.yml"
+
+
+def _exercises(markdown: str) -> tuple[list[str], dict[str, str]]:
+    """Labels of the {exercise} blocks, and {solution} target -> its option lines."""
+    labels = []
+    for match in re.finditer(FENCE + r"\{exercise\}[^\n]*\n((?::[^\n]*\n)*)", markdown):
+        label = re.search(r"^:label:\s*(\S+)", match.group(2), re.MULTILINE)
+        labels.append(label.group(1) if label else "")
+    solutions = {m.group(2): m.group(3) for m in
+                 re.finditer(FENCE + r"\{solution\}\s+(\S+)[^\n]*\n((?::[^\n]*\n)*)", markdown)}
+    return labels, solutions
+
+
+def _chapter_markdown(doc: str) -> str:
+    path = sources.source_path(doc, ROOT)
+    if path is None:
+        pytest.skip(f"{doc} is listed in _toc.yml but not in this checkout yet")
+    return sources.markdown_of(path)
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_chapter_has_three_exercises_with_hidden_solutions(doc):
+    labels, solutions = _exercises(_chapter_markdown(doc))
+    assert len(labels) >= 3, f"{doc} has {len(labels)} exercises; every chapter needs at least 3"
+    for label in labels:
+        assert label, f"{doc}: every exercise needs a :label: for its solution"
+        assert label in solutions, f"{doc}: exercise {label} has no {{solution}} {label}"
+        assert re.search(r"^:class:.*\bdropdown\b", solutions[label], re.MULTILINE), \
+            f"{doc}: the solution of {label} must be hidden (:class: dropdown)"
+
+
+@pytest.mark.parametrize("doc", CHAPTERS)
+def test_chapter_cites_its_papers(doc):
+    text = _chapter_markdown(doc)
+    assert re.search(r"\{footcite(:[a-z]+)?\}`", text), f"{doc} cites no paper"
+    assert "{footbibliography}" in text, f"{doc} has no {{footbibliography}} block"
+
+
+def test_every_cited_key_is_in_references_bib():
+    keys = set(re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "references.bib").read_text(encoding="utf-8"),
+                          re.MULTILINE))
+    for doc in TOC:
+        path = sources.source_path(doc, ROOT)
+        if path is None:
+            continue
+        for cited in re.findall(r"\{(?:foot)?cite(?::[a-z]+)?\}`([^`]+)`", sources.markdown_of(path)):
+            for key in cited.split(","):
+                assert key.strip() in keys, f"{doc} cites {key.strip()!r}, missing from references.bib"
+
+
+def test_parsers_on_a_sample():
+    sample = (
+        "````{exercise} Count\n:label: ch99-ex-a\nText\n````\n"
+        "````{solution} ch99-ex-a\n:class: dropdown\n```python\nx = 1\n```\n````\n"
+        ":::{exercise} Other\n:label: ch99-ex-b\n:::\n"
+        "```{solution} ch99-ex-b\n:label: sol-b\n```\n"
+        "```{admonition} Correction 12: 80/10/10 applies to the chosen 15%\n:class: warning\n```\n")
+    labels, solutions = _exercises(sample)
+    assert labels == ["ch99-ex-a", "ch99-ex-b"]
+    assert "dropdown" in solutions["ch99-ex-a"] and "dropdown" not in solutions["ch99-ex-b"]
+    boxes = _script("corrections_index").BOX.findall(sample)
+    assert boxes == [("12", "80/10/10 applies to the chosen 15%")]

@@ -1,0 +1,32 @@
+import pytest
+import torch
+
+from lmcourse.exercises import check
+
+
+def reference_mask(order):
+    rank = {p: k for k, p in enumerate(order)}
+    T = len(order)
+    return torch.tensor([[rank[j] < rank[i] for j in range(T)] for i in range(T)])
+
+
+def test_permutation_mask_reference_passes():
+    assert check("ch10-permutation-mask", reference_mask) == "ch10-permutation-mask: all 5 checks passed"
+
+
+@pytest.mark.parametrize("wrong", [
+    lambda order: reference_mask(order) | torch.eye(len(order), dtype=torch.bool),   # content stream
+    lambda order: torch.ones(len(order), len(order)).tril(-1).bool(),                 # ignores order
+    lambda order: reference_mask(order).int(),                                        # not bool
+])
+def test_permutation_mask_wrong_fails(wrong):
+    with pytest.raises(AssertionError, match="order"):
+        check("ch10-permutation-mask", wrong)
+
+
+def test_factorised_embedding():
+    assert check("ch10-factorised-embedding", lambda v, h, e: v * e + e * h).endswith("all 4 checks passed")
+    with pytest.raises(AssertionError, match="unfactorised"):
+        check("ch10-factorised-embedding", lambda v, h, e: v * h)
+    with pytest.raises(AssertionError, match="expected"):
+        check("ch10-factorised-embedding", lambda v, h, e: v * e + e * h + h)
