@@ -6,6 +6,8 @@
 trained with AdaGrad (sparse updates: only the rows in a batch change) over the non-zero entries of X (from :func:`lmcourse.cooccurrence.cooccurrence_matrix`).
 The word vectors handed out are w + w~, as in the paper.
 """
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 import torch
@@ -88,6 +90,8 @@ def train_glove(counts: sp.spmatrix, dim: int = 100, epochs: int = 25, lr: float
     set_seed(seed)
     model = GloVe(x.shape[0], dim, x_max, alpha, device=device)
     optimizer = torch.optim.Adagrad(model.parameters(), lr=lr)
-    history = fit(model, lambda m, batch: m(*batch), batches, num_epochs=epochs, optimizer=optimizer,
-                  seed=seed, device=device, desc="GloVe")
+    with warnings.catch_warnings():   # torch notes once that it skips checks of sparse gradients
+        warnings.filterwarnings("ignore", message="Sparse invariant checks")
+        history = fit(model, lambda m, batch: m(*batch), batches, num_epochs=epochs, optimizer=optimizer,
+                      seed=seed, device=device, desc="GloVe")
     return model, history

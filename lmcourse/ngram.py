@@ -166,18 +166,25 @@ class NGramLM:
             raise ValueError(f"word must be a predictable token, not {word}")
         return float(self.distribution(context)[self.index[word if word in self.vocab else UNK]])
 
-    def sentence_logprob(self, sentence: Sequence[str]) -> tuple[float, int]:
-        """(sum of log P over the sentence's words and its </s>, number of predicted tokens)."""
+    def token_logprobs(self, sentence: Sequence[str]) -> list[float]:
+        """log P(w_i | history) for each word of the sentence and its </s> (-inf where P = 0)."""
         self._check_fitted()
+        if isinstance(sentence, str):
+            raise TypeError("sentence must be a list of tokens, not a str; tokenize it first")
         seq = self._pad(sentence)
-        total, cache = 0.0, {}
+        out, cache = [], {}
         for i in range(self.order - 1, len(seq)):
             h = tuple(seq[i - self.order + 1:i])
             if h not in cache:
                 cache[h] = self.distribution(h)
             p = cache[h][self.index[seq[i]]]
-            total += math.log(p) if p > 0 else -math.inf
-        return total, len(seq) - (self.order - 1)
+            out.append(math.log(p) if p > 0 else -math.inf)
+        return out
+
+    def sentence_logprob(self, sentence: Sequence[str]) -> tuple[float, int]:
+        """(sum of log P over the sentence's words and its </s>, number of predicted tokens)."""
+        logprobs = self.token_logprobs(sentence)
+        return sum(logprobs), len(logprobs)
 
     def perplexity(self, sentences: Sequence[Sequence[str]]) -> float:
         """exp(-(1/N) sum log P(w_i | history)) over all N predicted tokens; inf if one has P = 0."""

@@ -21,7 +21,7 @@ def test_subsampling_matches_gensim():
     ours = keep_probabilities(counts, sample=0.05)
     theirs = torch.tensor([g.wv.get_vecattr(w, "sample_int") / (2**32 - 1) for w in vocab.itos], dtype=torch.float64)
     torch.testing.assert_close(ours, theirs, atol=1e-8, rtol=0)
-    assert ours[vocab["the"]] < 1 and ours[vocab["mat"]] == 1
+    assert ours[vocab.stoi["the"]] < 1 and ours[vocab.stoi["mat"]] == 1
     assert (keep_probabilities(counts, sample=0.0) == 1).all()
 
 
@@ -74,7 +74,7 @@ def test_training_pulls_shared_contexts_together(sg):
     model, history = train_word2vec(ids, len(vocab), sg=sg, dim=16, window=2, negative=3, sample=0,
                                     epochs=40, batch_size=64, seed=0)
     v = torch.nn.functional.normalize(model.vectors, dim=1)
-    cos = lambda a, b: (v[vocab[a]] @ v[vocab[b]]).item()
+    cos = lambda a, b: (v[vocab.stoi[a]] @ v[vocab.stoi[b]]).item()
     assert cos("cat", "dog") > cos("cat", "bird") + 0.2
     assert np.mean(history.train_loss[-20:]) < np.mean(history.train_loss[:20])
     again, _ = train_word2vec(ids, len(vocab), sg=sg, dim=16, window=2, negative=3, sample=0,
@@ -87,7 +87,7 @@ def test_training_pulls_shared_contexts_together(sg):
 def test_encode_corpus_drops_rare_words():
     vocab, ids = encode_corpus(SENTENCES, min_count=2)
     assert "mat" in vocab and "and" not in vocab
-    assert ids[2] == [vocab["a"], vocab["cat"], vocab["a"], vocab["dog"]]
+    assert ids[2] == [vocab.stoi[w] for w in ["a", "cat", "a", "dog"]]
 
 
 def test_bad_inputs():
