@@ -128,7 +128,7 @@ def test_skipgram_matches_gensim_on_the_news_corpus():
     sentences = tokenized_sentences(news_documents("all"))
     vocab, ids = encode_corpus(sentences, min_count=3)
     ours, _ = train_word2vec(ids, len(vocab), sg=True, dim=50, window=5, negative=5, sample=1e-3,
-                             epochs=30, seed=0)
+                             epochs=30, batch_size=4096, seed=0)
     theirs = GensimWord2Vec(sentences, vector_size=50, window=5, negative=5, sample=1e-3, min_count=3,
                             sg=1, epochs=30, workers=1, seed=0)
     a = evaluate_similarity(WordVectors(ours.vectors, vocab.itos), wordsim353())
