@@ -47,7 +47,9 @@ class Vocab:
         return token in self.stoi
 
     def __getitem__(self, token: str) -> int:
-        return self.stoi.get(token, self.unk_id)
+        if token in self.stoi:
+            return self.stoi[token]
+        return self.unk_id
 
     @property
     def pad_id(self) -> int:

@@ -44,6 +44,7 @@ def test_vocab_bad_inputs():
     with pytest.raises(ValueError, match="ids must be in"):
         Vocab(["a"]).decode([7])
     no_unk = Vocab(["a"], specials=(PAD,))
+    assert no_unk["a"] == 1
     with pytest.raises(KeyError, match="no <unk>"):
         no_unk.encode(["b"])
     with pytest.raises(KeyError, match="no <unk>"):

@@ -1,0 +1,138 @@
+import numpy as np
+import pytest
+import torch
+from gensim.models import Word2Vec as GensimWord2Vec
+
+from lmcourse.word2vec import (Word2Vec, _window_examples, encode_corpus, keep_probabilities,
+                               noise_distribution, train_word2vec)
+
+SENTENCES = [("the cat sat on the mat " * 3).split(), ("the dog sat on the log " * 3).split(),
+             "a cat and a dog".split()]
+
+
+def gensim_model(sentences, **kwargs):
+    return GensimWord2Vec(sentences, vector_size=8, min_count=1, workers=1, seed=0, epochs=1, **kwargs)
+
+
+def test_subsampling_matches_gensim():
+    vocab, ids = encode_corpus(SENTENCES, min_count=1)
+    counts = torch.tensor([vocab.counts[w] for w in vocab.itos])
+    g = gensim_model(SENTENCES, sample=0.05)
+    ours = keep_probabilities(counts, sample=0.05)
+    theirs = torch.tensor([g.wv.get_vecattr(w, "sample_int") / (2**32 - 1) for w in vocab.itos], dtype=torch.float64)
+    torch.testing.assert_close(ours, theirs, atol=1e-8, rtol=0)
+    assert ours[vocab.stoi["the"]] < 1 and ours[vocab.stoi["mat"]] == 1
+    assert (keep_probabilities(counts, sample=0.0) == 1).all()
+
+
+def test_noise_distribution_matches_gensim_cumulative_table():
+    vocab, _ = encode_corpus(SENTENCES, min_count=1)
+    counts = torch.tensor([vocab.counts[w] for w in vocab.itos])
+    g = gensim_model(SENTENCES)
+    cum = torch.tensor(g.cum_table.astype(np.float64))
+    per_word = torch.diff(cum, prepend=torch.zeros(1)) / (2**31 - 1)     # in gensim's word order
+    theirs = per_word[[g.wv.key_to_index[w] for w in vocab.itos]]
+    torch.testing.assert_close(noise_distribution(counts), theirs, atol=1e-8, rtol=0)
+
+
+def test_loss_equals_negative_sampling_formula():
+    torch.manual_seed(0)
+    model = Word2Vec(10, 4)
+    with torch.no_grad():
+        model.out_embed.weight.normal_()
+    inputs = torch.tensor([[1, 2, 3], [4, 0, 0]])
+    mask = torch.tensor([[True, True, True], [True, False, False]])
+    targets = torch.tensor([[5, 6, 7], [8, 9, 1]])
+    vin, vout = model.in_embed.weight.detach().double(), model.out_embed.weight.detach().double()
+    losses = []
+    for b in range(2):
+        h = vin[inputs[b][mask[b]]].mean(0)                       # CBOW: mean of the context
+        s = vout[targets[b]] @ h
+        sig = torch.sigmoid
+        losses.append(-torch.log(sig(s[0])) - torch.log(sig(-s[1:])).sum())
+    assert model(inputs, mask, targets).item() == pytest.approx(torch.stack(losses).mean().item(), rel=1e-5)
+
+
+def test_window_examples_stay_inside_sentences():
+    ids = torch.arange(7)
+    sent = torch.tensor([0, 0, 0, 1, 1, 2, 2])
+    g = torch.Generator().manual_seed(0)
+    inputs, mask, outputs = _window_examples(ids, sent, window=1, cbow=False, generator=g)
+    pairs = {(i.item(), o.item()) for i, o in zip(inputs[:, 0], outputs)}
+    assert pairs == {(0, 1), (1, 0), (1, 2), (2, 1), (3, 4), (4, 3), (5, 6), (6, 5)}
+    inputs, mask, outputs = _window_examples(ids, sent, window=2, cbow=True, generator=g)
+    assert len(outputs) == 7 and mask.shape == (7, 4)
+    for ctx, m, centre in zip(inputs, mask, outputs):
+        assert all(sent[c] == sent[centre] and c != centre for c in ctx[m])
+
+
+@pytest.mark.parametrize("sg", [True, False])
+def test_training_pulls_shared_contexts_together(sg):
+    sentences = [["the", "cat", "sat", "on", "the", "mat"], ["the", "dog", "sat", "on", "the", "mat"],
+                 ["a", "bird", "flew", "over", "a", "tree"]] * 30
+    vocab, ids = encode_corpus(sentences, min_count=1)
+    model, history = train_word2vec(ids, len(vocab), sg=sg, dim=16, window=2, negative=3, sample=0,
+                                    epochs=40, batch_size=64, seed=0)
+    v = torch.nn.functional.normalize(model.vectors, dim=1)
+    cos = lambda a, b: (v[vocab.stoi[a]] @ v[vocab.stoi[b]]).item()
+    assert cos("cat", "dog") > cos("cat", "bird") + 0.2
+    assert np.mean(history.train_loss[-20:]) < np.mean(history.train_loss[:20])
+    again, _ = train_word2vec(ids, len(vocab), sg=sg, dim=16, window=2, negative=3, sample=0,
+                              epochs=2, batch_size=64, seed=0)
+    same, _ = train_word2vec(ids, len(vocab), sg=sg, dim=16, window=2, negative=3, sample=0,
+                             epochs=2, batch_size=64, seed=0)
+    torch.testing.assert_close(again.vectors, same.vectors)      # seeded: bit-for-bit repeatable
+
+
+def test_encode_corpus_drops_rare_words():
+    vocab, ids = encode_corpus(SENTENCES, min_count=2)
+    assert "mat" in vocab and "and" not in vocab
+    assert ids[2] == [vocab.stoi[w] for w in ["a", "cat", "a", "dog"]]
+
+
+def test_bad_inputs():
+    counts = torch.tensor([5, 3, 1])
+    with pytest.raises(ValueError, match="sample must be"):
+        keep_probabilities(counts, sample=-1e-3)
+    with pytest.raises(ValueError, match="positive"):
+        keep_probabilities(torch.tensor([3, 0]))
+    with pytest.raises(ValueError, match="not all zero"):
+        noise_distribution(torch.zeros(3))
+    with pytest.raises(ValueError, match="sentences must not be empty"):
+        encode_corpus([])
+    with pytest.raises(TypeError, match="lists of tokens"):
+        encode_corpus(["the cat sat"])
+    with pytest.raises(ValueError, match="fewer than 2 words"):
+        encode_corpus([["a", "b"]], min_count=5)
+    with pytest.raises(ValueError, match="window must be"):
+        train_word2vec([[0, 1, 2]], 3, window=0)
+    with pytest.raises(ValueError, match="word ids"):
+        train_word2vec([[0, 1, 7]], 3)
+    with pytest.raises(ValueError, match="lr must be"):
+        train_word2vec([[0, 1, 2]], 3, lr=-0.1)
+    with pytest.raises(ValueError, match="expected inputs"):
+        Word2Vec(5, 2)(torch.zeros(2, 1, dtype=torch.long), torch.ones(2, 2, dtype=torch.bool),
+                       torch.zeros(2, 3, dtype=torch.long))
+
+
+def test_skipgram_matches_gensim_on_the_news_corpus():
+    """The chapter's parity experiment: same tokens, same settings, WordSim-353 Spearman compared.
+
+    Tolerance: on this 60k-word corpus only 102 WordSim-353 pairs are covered, and gensim itself moves
+    by about 0.06 between seeds 0 and 1 (0.267 vs 0.211), so 0.1 is the honest bound; the chapter
+    reports the actual difference.
+    """
+    from lmcourse.data import news_documents, wordsim353
+    from lmcourse.ngram import tokenized_sentences
+    from lmcourse.similarity import WordVectors, evaluate_similarity
+    sentences = tokenized_sentences(news_documents("all"))
+    vocab, ids = encode_corpus(sentences, min_count=3)
+    ours, _ = train_word2vec(ids, len(vocab), sg=True, dim=50, window=5, negative=5, sample=1e-3,
+                             epochs=30, batch_size=4096, seed=0)
+    theirs = GensimWord2Vec(sentences, vector_size=50, window=5, negative=5, sample=1e-3, min_count=3,
+                            sg=1, epochs=30, workers=1, seed=0)
+    a = evaluate_similarity(WordVectors(ours.vectors, vocab.itos), wordsim353())
+    b = evaluate_similarity(WordVectors(theirs.wv.vectors, theirs.wv.index_to_key), wordsim353())
+    assert a.covered == b.covered == 102
+    assert b.spearman > 0.15, "gensim itself should find some signal on this corpus"
+    assert abs(a.spearman - b.spearman) <= 0.1, f"lmcourse {a.spearman:.3f} vs gensim {b.spearman:.3f}"
