@@ -38,18 +38,23 @@ _JOBS = ["teacher", "doctor", "pilot", "farmer", "lawyer", "chef", "nurse", "pai
 class BertForTask(nn.Module):
     """An encoder plus one task head.
 
-    task 'pair' / 'single': logits (B, num_labels) from the pooled [CLS] vector;
+    task 'pair' / 'single': logits (B, num_labels) from the pooled [CLS] vector (BERT's choice) or,
+    with ``pooling='mean'``, from the mean of the real tokens' vectors (how sentence encoders such
+    as MiniLM were trained);
     task 'qa': (start_logits (B, T), end_logits (B, T)) from one linear map to 2 scores per position
     (the start vector S and end vector E of the paper); task 'tagging': logits (B, T, num_labels).
     """
 
-    def __init__(self, bert: BertModel, task: str, num_labels: int = 2, dropout: float = 0.1):
+    def __init__(self, bert: BertModel, task: str, num_labels: int = 2, dropout: float = 0.1,
+                 pooling: str = "cls"):
         super().__init__()
         check_type(bert, "bert", BertModel)
         if task not in TASKS:
             raise ValueError(f"task must be one of {TASKS}, got {task!r}")
         check_int(num_labels, "num_labels", minimum=1)
-        self.bert, self.task = bert, task
+        if pooling not in ("cls", "mean"):
+            raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
+        self.bert, self.task, self.pooling = bert, task, pooling
         d = bert.config.d_model
         self.dropout = nn.Dropout(dropout)
         self.head = nn.Linear(d, 2 if task == "qa" else num_labels)
@@ -60,7 +65,11 @@ class BertForTask(nn.Module):
     def forward(self, input_ids, token_type_ids=None, attention_mask=None):
         out = self.bert(input_ids, token_type_ids, attention_mask)
         if self.task in ("pair", "single"):
-            return self.head(self.dropout(out.pooler_output))               # (B, C) -> (B, labels)
+            if self.pooling == "cls":
+                return self.head(self.dropout(out.pooler_output))           # (B, C) -> (B, labels)
+            m = (torch.ones_like(input_ids) if attention_mask is None else attention_mask)[..., None].float()
+            mean = (out.last_hidden_state * m).sum(1) / m.sum(1)            # (B, T, C) -> (B, C)
+            return self.head(self.dropout(mean))                            # (B, C) -> (B, labels)
         logits = self.head(self.dropout(out.last_hidden_state))             # (B, T, C) -> (B, T, k)
         if self.task == "qa":
             start, end = logits.unbind(-1)                                  # (B, T) each: S.h_t, E.h_t

