@@ -2,6 +2,7 @@ import ipaddress
 import socket
 
 import pytest
+import torch
 
 
 @pytest.fixture(autouse=True)
@@ -21,3 +22,12 @@ def no_network(monkeypatch):
         return real_connect(sock, address)
 
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Run a module's small models on one thread (fastest, and reproducible); restore afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

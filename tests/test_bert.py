@@ -16,13 +16,7 @@ MODEL = gt.get_model_path()
 TOL = 1e-5
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """These small models run fastest, and reproducibly, on one thread; restore the setting after."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 TINY = BertConfig(vocab_size=99, d_model=32, num_layers=2, num_heads=4, d_ff=64, max_len=40, dropout=0.0)
 

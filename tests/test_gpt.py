@@ -11,13 +11,7 @@ from lmcourse.sampling import sample_next
 TOL = 1e-5  # float32 parity with transformers
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny matrices gain nothing from a second thread, and on a busy machine they lose a lot."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def small(**kw):
