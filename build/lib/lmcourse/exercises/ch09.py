@@ -1,0 +1,39 @@
+"""Checks for chapter 9 (BERT)."""
+from lmcourse.bert import BertConfig, count_parameters
+
+__all__ = ["wordpiece_split", "bert_parameters"]
+
+_VOCAB = {"un", "##aff", "##able", "play", "##ing", "##s", "p", "##l", "##a", "##y", "a", "##ff",
+          "##b", "##le", "plays", "bank", "##er", "##ers"}
+
+
+def wordpiece_split(candidate) -> int:
+    """``candidate(word, vocab) -> list of pieces``: greedy longest-match-first, ``[UNK]`` if stuck."""
+    cases = [("unaffable", ["un", "##aff", "##able"]),
+             ("playing", ["play", "##ing"]),
+             ("plays", ["plays"]),             # the longest match, not play + ##s
+             ("bankers", ["bank", "##ers"]),
+             ("play", ["play"]),
+             ("xyz", ["[UNK]"]),               # no piece starts the word
+             ("playz", ["[UNK]"])]             # stuck half-way: the whole word is unknown
+    for word, expected in cases:
+        got = candidate(word, set(_VOCAB))
+        assert list(got) == expected, (f"for {word!r} expected {expected}, got {got}"
+                                       + (" (a word that cannot be covered becomes ['[UNK]'] as a whole)"
+                                          if expected == ["[UNK]"] else ""))
+    return len(cases)
+
+
+def bert_parameters(candidate) -> int:
+    """``candidate(V, H, L, d_ff, P, S) -> int``: all parameters of a BertModel with biases and pooler."""
+    configs = [BertConfig(), BertConfig(d_model=1024, num_layers=24, num_heads=16, d_ff=4096),
+               BertConfig(vocab_size=1000, d_model=64, num_layers=2, num_heads=4, d_ff=256, max_len=128)]
+    for c in configs:
+        expected = count_parameters(c)["bert_model"]
+        got = candidate(c.vocab_size, c.d_model, c.num_layers, c.d_ff, c.max_len, c.num_segments)
+        hint = ""
+        if got == count_parameters(c)["without_biases"]:
+            hint = " (you left out the linear biases and the pooler)"
+        assert got == expected, (f"for V={c.vocab_size}, H={c.d_model}, L={c.num_layers}, "
+                                 f"d_ff={c.d_ff} expected {expected:,}, got {got:,}{hint}")
+    return len(configs)

@@ -1,0 +1,33 @@
+"""Checks for the exercises of chapter 10 (After BERT)."""
+import torch
+
+from lmcourse.xlnet import permutation_masks
+
+__all__ = ["permutation_mask", "factorised_embedding"]
+
+
+def permutation_mask(candidate) -> int:
+    """``candidate(order)`` must return XLNet's query-stream mask, (T, T) bool, True = may attend."""
+    orders = [[0, 1, 2], [2, 1, 3, 0], [4, 0, 3, 1, 2], [0], [5, 4, 3, 2, 1, 0]]
+    for order in orders:
+        got = torch.as_tensor(candidate(list(order)))
+        expected = permutation_masks(order)[1]
+        assert got.shape == expected.shape, f"order {order}: expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
+        assert got.dtype == torch.bool, f"order {order}: expected a bool mask, got {got.dtype}"
+        assert not got.diagonal().any(), f"order {order}: the query stream must not see its own token (diagonal must be False)"
+        assert torch.equal(got, expected), (
+            f"order {order}: row i must be True exactly at the positions predicted before position i;\n"
+            f"expected\n{expected.int()}\ngot\n{got.int()}")
+    return len(orders)
+
+
+def factorised_embedding(candidate) -> int:
+    """``candidate(vocab_size, d_model, d_embed)`` must return the weights of ALBERT's factorised
+    token embedding: a vocab_size x d_embed table and a d_embed x d_model projection (no bias)."""
+    cases = [(30000, 768, 128), (30522, 768, 768), (100, 10, 4), (30000, 4096, 128)]
+    for v, h, e in cases:
+        got = candidate(v, h, e)
+        assert isinstance(got, int), f"({v}, {h}, {e}): return an int, got {type(got).__name__}"
+        assert got != v * h or e == h, f"({v}, {h}, {e}): {got} is the unfactorised V*H; factorise through E"
+        assert got == v * e + e * h, f"({v}, {h}, {e}): expected V*E + E*H = {v * e + e * h}, got {got}"
+    return len(cases)

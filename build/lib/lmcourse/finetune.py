@@ -1,0 +1,317 @@
+"""Fine-tuning BERT: the four task types of Devlin et al. (2019), with small data built here.
+
+1. sentence-pair classification: ``[CLS] A [SEP] B [SEP]`` -> a label from the pooled [CLS] vector;
+2. single-sentence classification: ``[CLS] A [SEP]`` -> a label (sentiment of the polarity sentences);
+3. extractive question answering: ``[CLS] question [SEP] passage [SEP]``; a start vector S and an end
+   vector E score every passage position, the answer is the span i..j (j >= i) maximising S.h_i + E.h_j;
+4. token tagging (BIO): a label per word, predicted from the word's first word piece.
+
+Each task puts a small head on one encoder; :func:`freeze_lower_layers` leaves only the top of it
+trainable when the CPU budget is short.
+"""
+import random
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lmcourse.bert import BertModel
+from lmcourse.masking import IGNORE_INDEX
+from lmcourse.tokenize import Encoding, WordPieceTokenizer, pad_encodings
+from lmcourse.validate import check_int, check_nonempty, check_type
+
+TASKS = ("pair", "single", "qa", "tagging")
+TAGS = ("O", "B-PER", "I-PER", "B-LOC", "I-LOC")
+
+_FIRST = ["anna", "omar", "li", "maria", "john", "fatima", "peter", "yuki", "carlos", "emma",
+          "david", "sara", "ivan", "nina", "paul", "aisha"]
+_LAST = ["smith", "chen", "garcia", "kim", "novak", "brown", "tanaka", "silva", "muller", "jones"]
+_CITIES = ["paris", "cairo", "tokyo", "sydney", "lima", "oslo", "berlin", "madrid", "toronto",
+           "new york", "hong kong", "buenos aires", "cape town", "rome", "dublin", "seoul"]
+_JOBS = ["teacher", "doctor", "pilot", "farmer", "lawyer", "chef", "nurse", "painter", "baker", "judge"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Heads
+# ---------------------------------------------------------------------------------------------
+class BertForTask(nn.Module):
+    """An encoder plus one task head.
+
+    task 'pair' / 'single': logits (B, num_labels) from the pooled [CLS] vector (BERT's choice) or,
+    with ``pooling='mean'``, from the mean of the real tokens' vectors (how sentence encoders such
+    as MiniLM were trained);
+    task 'qa': (start_logits (B, T), end_logits (B, T)) from one linear map to 2 scores per position
+    (the start vector S and end vector E of the paper); task 'tagging': logits (B, T, num_labels).
+    """
+
+    def __init__(self, bert: BertModel, task: str, num_labels: int = 2, dropout: float = 0.1,
+                 pooling: str = "cls"):
+        super().__init__()
+        check_type(bert, "bert", BertModel)
+        if task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+        check_int(num_labels, "num_labels", minimum=1)
+        if pooling not in ("cls", "mean"):
+            raise ValueError(f"pooling must be 'cls' or 'mean', got {pooling!r}")
+        self.bert, self.task, self.pooling = bert, task, pooling
+        d = bert.config.d_model
+        self.dropout = nn.Dropout(dropout)
+        self.head = nn.Linear(d, 2 if task == "qa" else num_labels)
+        nn.init.normal_(self.head.weight, std=0.02)
+        nn.init.zeros_(self.head.bias)
+        self.head.to(next(bert.parameters()).device)
+
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None):
+        out = self.bert(input_ids, token_type_ids, attention_mask)
+        if self.task in ("pair", "single"):
+            if self.pooling == "cls":
+                return self.head(self.dropout(out.pooler_output))           # (B, C) -> (B, labels)
+            m = (torch.ones_like(input_ids) if attention_mask is None else attention_mask)[..., None].float()
+            mean = (out.last_hidden_state * m).sum(1) / m.sum(1)            # (B, T, C) -> (B, C)
+            return self.head(self.dropout(mean))                            # (B, C) -> (B, labels)
+        logits = self.head(self.dropout(out.last_hidden_state))             # (B, T, C) -> (B, T, k)
+        if self.task == "qa":
+            start, end = logits.unbind(-1)                                  # (B, T) each: S.h_t, E.h_t
+            return start, end
+        return logits                                                       # (B, T, labels)
+
+
+def freeze_lower_layers(model: BertForTask, num_trainable_layers: int) -> int:
+    """Freeze the embeddings and all but the top ``num_trainable_layers`` encoder layers;
+    return the number of parameters left trainable (head and pooler included)."""
+    check_type(model, "model", BertForTask)
+    L = model.bert.config.num_layers
+    check_int(num_trainable_layers, "num_trainable_layers", minimum=0, maximum=L)
+    for p in model.bert.embeddings.parameters():
+        p.requires_grad_(False)
+    for i, layer in enumerate(model.bert.layers):
+        for p in layer.parameters():
+            p.requires_grad_(i >= L - num_trainable_layers)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def best_span(start_logits: torch.Tensor, end_logits: torch.Tensor, allowed: torch.Tensor,
+              max_answer_len: int = 10) -> tuple[torch.Tensor, torch.Tensor]:
+    """The span (i, j) with j >= i, j - i < ``max_answer_len`` and both in ``allowed`` that
+    maximises start_i + end_j. start_logits, end_logits (B, T), allowed bool (B, T) -> (B,), (B,)."""
+    if start_logits.shape != end_logits.shape or start_logits.shape != allowed.shape:
+        raise ValueError(f"start_logits {tuple(start_logits.shape)}, end_logits {tuple(end_logits.shape)} "
+                         f"and allowed {tuple(allowed.shape)} must share (batch, time)")
+    check_int(max_answer_len, "max_answer_len", minimum=1)
+    T = start_logits.size(1)
+    scores = start_logits[:, :, None] + end_logits[:, None, :]             # (B, T, 1) + (B, 1, T) -> (B, T, T)
+    i, j = torch.arange(T)[:, None], torch.arange(T)[None, :]
+    valid = (j >= i) & (j - i < max_answer_len)                            # (T, T): end >= start
+    valid = valid.to(allowed.device) & allowed[:, :, None] & allowed[:, None, :]
+    flat = scores.masked_fill(~valid, float("-inf")).flatten(1).argmax(1)  # (B,)
+    return flat // T, flat % T
+
+
+# ---------------------------------------------------------------------------------------------
+# Small datasets built by the course (templated, seeded)
+# ---------------------------------------------------------------------------------------------
+def _person(rng):
+    return f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
+
+
+def pair_examples(n: int, seed: int = 0) -> list[tuple[str, str, int]]:
+    """Sentence pairs ``(A, B, label)``: label 1 if B agrees with A, 0 if it contradicts A.
+
+    A says where someone lives and what they do; B restates one fact, right or wrong, so the label
+    depends on comparing the two sentences (half of each label).
+    """
+    check_int(n, "n", minimum=1)
+    rng = random.Random(seed)
+    out = []
+    for k in range(n):
+        name, (c1, c2), (j1, j2) = rng.choice(_FIRST), rng.sample(_CITIES, 2), rng.sample(_JOBS, 2)
+        a = f"{name} lives in {c1} and works as a {j1} ."
+        label = k % 2
+        if rng.random() < 0.5:
+            b = f"{name} lives in {c1 if label else c2} ."
+        else:
+            b = f"{name} is a {j1 if label else j2} ."
+        out.append((a, b, label))
+    return out
+
+
+@dataclass
+class QAExample:
+    """A question, a passage as words, and the answer as the word span ``[start, end]`` (inclusive)."""
+    question: str
+    words: list[str]
+    start: int
+    end: int
+
+    @property
+    def answer(self) -> str:
+        return " ".join(self.words[self.start:self.end + 1])
+
+
+def qa_examples(n: int, seed: int = 0) -> list[QAExample]:
+    """Passages about two or three people (home city, job); questions ask for one fact."""
+    check_int(n, "n", minimum=1)
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        people = [(_person(rng), c, j) for c, j in zip(rng.sample(_CITIES, 3), rng.sample(_JOBS, 3))]
+        people = people[:rng.choice([2, 3])]
+        words, spans = [], []
+        for name, city, job in people:
+            sent = f"{name} lives in".split()
+            city_at = len(words) + len(sent)
+            sent += city.split() + ["and", "works", "as", "a"]
+            job_at = len(words) + len(sent)
+            sent += [job, "."]
+            name_at = len(words)
+            spans.append(((name_at, name_at + 1), (city_at, city_at + len(city.split()) - 1), (job_at, job_at)))
+            words += sent
+        k = rng.randrange(len(people))
+        name, city, job = people[k]
+        kind = rng.choice(["where", "job", "who"])
+        if kind == "where":
+            q, (s, e) = f"where does {name} live ?", spans[k][1]
+        elif kind == "job":
+            q, (s, e) = f"what is the job of {name} ?", spans[k][2]
+        else:
+            q, (s, e) = f"who lives in {city} ?", spans[k][0]
+        out.append(QAExample(q, words, s, e))
+    return out
+
+
+def tagging_examples(n: int, seed: int = 0) -> list[tuple[list[str], list[str]]]:
+    """Sentences as words with BIO tags for people (PER) and places (LOC)."""
+    check_int(n, "n", minimum=1)
+    rng = random.Random(seed)
+    templates = ["{p} flew from {c} to {c2} .", "yesterday {p} met {p2} in {c} .",
+                 "{p} said the weather in {c} was cold .", "in {c} , {p} opened a small shop .",
+                 "the train to {c} was late , {p} said ."]
+    out = []
+    for _ in range(n):
+        words, tags = [], []
+        for part in rng.choice(templates).split():
+            if part in ("{p}", "{p2}"):
+                name = (_person(rng) if rng.random() < 0.6 else rng.choice(_FIRST)).split()
+                words += name
+                tags += ["B-PER"] + ["I-PER"] * (len(name) - 1)
+            elif part in ("{c}", "{c2}"):
+                city = rng.choice(_CITIES).split()
+                words += city
+                tags += ["B-LOC"] + ["I-LOC"] * (len(city) - 1)
+            else:
+                words.append(part)
+                tags.append("O")
+        out.append((words, tags))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoding into batches
+# ---------------------------------------------------------------------------------------------
+def _batches(items: list[dict], batch_size: int, pad_id: int, shuffle_seed: int | None):
+    order = list(range(len(items)))
+    if shuffle_seed is not None:
+        random.Random(shuffle_seed).shuffle(order)
+    out = []
+    for s in range(0, len(order), batch_size):
+        chunk = [items[i] for i in order[s:s + batch_size]]
+        batch = pad_encodings([c["encoding"] for c in chunk], pad_id)
+        T = batch["input_ids"].size(1)
+        for key in chunk[0]:
+            if key == "encoding":
+                continue
+            values = [c[key] for c in chunk]
+            if isinstance(values[0], list):   # per-position labels or masks: pad to T
+                fill = False if isinstance(values[0][0], bool) else IGNORE_INDEX
+                values = [v + [fill] * (T - len(v)) for v in values]
+            batch[key] = torch.tensor(values)
+        out.append(batch)
+    return out
+
+
+def encode_task(tokenizer: WordPieceTokenizer, task: str, examples: list, max_length: int = 64) -> list[dict]:
+    """Encode examples of ``task`` into dicts with an ``encoding`` and the task's labels:
+    'single' (text, label) / 'pair' (a, b, label) -> ``label``; 'qa' :class:`QAExample` ->
+    ``start``, ``end`` (piece positions) and ``context`` (bool per position, passage pieces);
+    'tagging' (words, tags) -> ``labels`` (tag id on each word's first piece, -100 elsewhere)."""
+    check_type(tokenizer, "tokenizer", WordPieceTokenizer)
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    check_nonempty(examples, "examples")
+    items = []
+    for ex in examples:
+        if task == "single":
+            items.append({"encoding": tokenizer.encode(ex[0], max_length=max_length), "label": ex[1]})
+        elif task == "pair":
+            items.append({"encoding": tokenizer.encode(ex[0], ex[1], max_length=max_length), "label": ex[2]})
+        elif task == "qa":
+            q = tokenizer.tokenize(ex.question)
+            pieces, first, last = [], [], []
+            for w in ex.words:
+                first.append(len(pieces))
+                pieces.extend(tokenizer.tokenize(w))
+                last.append(len(pieces) - 1)
+            enc = tokenizer.encode_pieces(q, pieces)
+            if len(enc.input_ids) > max_length:
+                raise ValueError(f"a QA example needs {len(enc.input_ids)} > max_length={max_length} pieces")
+            offset = len(q) + 2                       # [CLS] question [SEP]
+            context = [offset <= t < offset + len(pieces) for t in range(len(enc.input_ids))]
+            items.append({"encoding": enc, "start": offset + first[ex.start],
+                          "end": offset + last[ex.end], "context": context})
+        else:
+            words, tags = ex
+            pieces, labels = [], []
+            for w, t in zip(words, tags):
+                wp = tokenizer.tokenize(w)
+                pieces.extend(wp)
+                labels += [TAGS.index(t)] + [IGNORE_INDEX] * (len(wp) - 1)   # first piece labels the word
+            enc = tokenizer.encode_pieces(pieces, max_length=max_length)
+            labels = [IGNORE_INDEX] + labels[:len(enc.input_ids) - 2] + [IGNORE_INDEX]
+            items.append({"encoding": enc, "labels": labels})
+    return items
+
+
+def task_batches(tokenizer: WordPieceTokenizer, task: str, examples: list, batch_size: int = 16,
+                 max_length: int = 64, shuffle: bool = True):
+    """``epoch -> batches`` (reshuffled each epoch when ``shuffle``) for :func:`lmcourse.train.fit`."""
+    check_int(batch_size, "batch_size", minimum=1)
+    items = encode_task(tokenizer, task, examples, max_length)
+    return lambda epoch: _batches(items, batch_size, tokenizer.pad_id, epoch if shuffle else None)
+
+
+def task_loss(model: BertForTask, batch: dict) -> torch.Tensor:
+    """The fine-tuning loss: cross-entropy on labels; for QA the mean of start and end losses."""
+    out = model(batch["input_ids"], batch["token_type_ids"], batch["attention_mask"])
+    if model.task in ("pair", "single"):
+        return F.cross_entropy(out, batch["label"])
+    if model.task == "qa":
+        start, end = out
+        blocked = ~batch["context"]
+        start, end = start.masked_fill(blocked, -1e4), end.masked_fill(blocked, -1e4)
+        return (F.cross_entropy(start, batch["start"]) + F.cross_entropy(end, batch["end"])) / 2
+    return F.cross_entropy(out.flatten(0, 1), batch["labels"].flatten(), ignore_index=IGNORE_INDEX)
+
+
+@torch.no_grad()
+def task_accuracy(model: BertForTask, batches: list[dict]) -> float:
+    """Accuracy: of labels (pair, single), of exact answer spans (qa), of word tags (tagging)."""
+    check_nonempty(batches, "batches")
+    was_training = model.training
+    model.eval()
+    right = total = 0
+    for b in batches:
+        out = model(b["input_ids"], b["token_type_ids"], b["attention_mask"])
+        if model.task in ("pair", "single"):
+            right += (out.argmax(-1) == b["label"]).sum().item()
+            total += len(b["label"])
+        elif model.task == "qa":
+            s, e = best_span(*out, b["context"])
+            right += ((s == b["start"]) & (e == b["end"])).sum().item()
+            total += len(s)
+        else:
+            keep = b["labels"] != IGNORE_INDEX
+            right += (out.argmax(-1)[keep] == b["labels"][keep]).sum().item()
+            total += keep.sum().item()
+    model.train(was_training)
+    return right / total

@@ -1,0 +1,381 @@
+"""GPT: a decoder-only Transformer language model (Radford et al. 2018, 2019).
+
+The model is GPT-2's layout: token and learned position embeddings, ``num_layers`` pre-LayerNorm
+blocks of causal multi-head self-attention and a GELU MLP, a final LayerNorm, and an output layer
+that shares its weights with the token embedding. :meth:`GPT.from_pretrained` reads a Hugging Face
+GPT-2 directory (``config.json`` + ``model.safetensors``) into it.
+
+GPT-1's fine-tuning recipe is here too: task inputs become one token sequence with start,
+delimiter and extract tokens (:func:`classification_input`, :func:`entailment_input`,
+:func:`similarity_inputs`, :func:`multiple_choice_inputs`), a linear head reads the last
+hidden state (:class:`GPTForTask`), and the LM loss is kept as an auxiliary loss (:func:`task_loss`).
+"""
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file
+from torch import nn
+
+from lmcourse.attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention
+from lmcourse.sampling import greedy_next, sample_next
+from lmcourse.seed import DEFAULT_DEVICE
+from lmcourse.validate import check_float, check_int, check_nonempty, check_type
+
+IGNORE_INDEX = -100  # targets with this value are left out of the loss (torch's default)
+
+
+@dataclass
+class GPTConfig:
+    """Hyper-parameters of a GPT. The defaults are GPT-2 small (124M parameters)."""
+    vocab_size: int = 50257       # token ids 0 .. vocab_size - 1 (GPT-2's byte-level BPE)
+    context_size: int = 1024      # longest input: rows of the learned position table
+    d_model: int = 768            # width of every token vector
+    num_layers: int = 12          # Transformer blocks
+    num_heads: int = 12           # attention heads per block, each of width d_model / num_heads
+    d_ff: int | None = None       # hidden width of the MLP; None means 4 * d_model
+    dropout: float = 0.0          # on embeddings, attention weights and residual branches
+    layer_norm_eps: float = 1e-5  # epsilon of every LayerNorm
+    tie_weights: bool = True      # output layer = token embedding matrix (Press and Wolf 2017)
+
+    def __post_init__(self):
+        for name in ("vocab_size", "context_size", "d_model", "num_layers", "num_heads"):
+            check_int(getattr(self, name), name, minimum=1)
+        if self.d_model % self.num_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})")
+        if self.d_ff is None:
+            self.d_ff = 4 * self.d_model
+        check_int(self.d_ff, "d_ff", minimum=1)
+        check_float(self.dropout, "dropout", minimum=0.0, maximum=1.0)
+        check_float(self.layer_norm_eps, "layer_norm_eps", minimum=0.0, strict_minimum=True)
+        check_type(self.tie_weights, "tie_weights", bool)
+
+
+class CausalSelfAttention(MultiHeadAttention):
+    """Masked multi-head self-attention: position t attends to positions 0..t only.
+
+    forward(x (B, T, d_model)) -> (B, T, d_model); ``need_weights=True`` also returns the
+    attention weights (B, h, T, T), computed explicitly with :func:`causal_mask`.
+    """
+
+    def forward(self, x: torch.Tensor, need_weights: bool = False):
+        B, T, C = x.shape
+        # one matrix product for Q, K and V together: the three (C, C) projections stacked
+        w = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight])      # (3C, C)
+        b = None if self.q_proj.bias is None else torch.cat(
+            [self.q_proj.bias, self.k_proj.bias, self.v_proj.bias])                       # (3C,)
+        qkv = F.linear(x, w, b).view(B, T, 3, self.num_heads, self.d_head)                # (B, T, 3, h, d_head)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)                                    # 3 x (B, h, T, d_head)
+        p = self.dropout if self.training else 0.0
+        if need_weights or not self.fused:
+            out, weights = scaled_dot_product_attention(q, k, v, causal_mask(T, device=x.device),
+                                                        p, self.training)
+        else:
+            # fast path: the same masked softmax(q k^T / sqrt(d_head)) v in one fused kernel
+            out, weights = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True), None
+        out = out.transpose(1, 2).reshape(B, T, C)                                        # concat heads: (B, T, C)
+        out = self.out_proj(out)                                                          # (B, T, C)
+        return (out, weights) if need_weights else out
+
+
+class MLP(nn.Module):
+    """Position-wise feed-forward network: Linear(d_model, d_ff), GELU (tanh form), Linear back.
+
+    (B, T, d_model) -> (B, T, d_model).
+    """
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.fc = nn.Linear(config.d_model, config.d_ff)
+        self.act = nn.GELU(approximate="tanh")  # GPT-2's "gelu_new"; the exact GELU uses erf
+        self.proj = nn.Linear(config.d_ff, config.d_model)
+        self.drop = nn.Dropout(config.dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.drop(self.proj(self.act(self.fc(x))))   # (B, T, C) -> (B, T, d_ff) -> (B, T, C)
+
+
+class Block(nn.Module):
+    """One pre-LN decoder block (GPT-2): x + Attn(LN(x)), then x + MLP(LN(x)). (B, T, C) -> (B, T, C)."""
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.attn = CausalSelfAttention(config.d_model, config.num_heads, dropout=config.dropout)
+        self.ln_2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.mlp = MLP(config)
+        self.drop = nn.Dropout(config.dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.drop(self.attn(self.ln_1(x)))   # (B, T, C)
+        return x + self.mlp(self.ln_2(x))            # (B, T, C)
+
+
+class GPT(nn.Module):
+    """Decoder-only Transformer language model.
+
+    forward(ids (B, T) int64) -> logits (B, T, vocab_size): row t scores the token at t + 1.
+    :meth:`hidden_states` gives the final (B, T, d_model) vectors that the logits are made from.
+    """
+
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        check_type(config, "config", GPTConfig)
+        self.config = config
+        self.wte = nn.Embedding(config.vocab_size, config.d_model)      # token embeddings
+        self.wpe = nn.Embedding(config.context_size, config.d_model)    # learned position embeddings
+        self.drop = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.num_layers))
+        self.ln_f = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        if config.tie_weights:
+            self.lm_head.weight = self.wte.weight
+        self.apply(self._init_weights)
+        # GPT-2: scale the init of layers that write into the residual stream by 1/sqrt(2 * layers)
+        for block in self.blocks:
+            for layer in (block.attn.out_proj, block.mlp.proj):
+                nn.init.normal_(layer.weight, mean=0.0, std=0.02 / math.sqrt(2 * config.num_layers))
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    def _check_ids(self, ids: torch.Tensor) -> None:
+        check_type(ids, "ids", torch.Tensor)
+        if ids.dim() != 2 or ids.dtype != torch.long:
+            raise ValueError(f"ids must be a (batch, time) int64 tensor, got {tuple(ids.shape)} {ids.dtype}")
+        if ids.size(1) > self.config.context_size:
+            raise ValueError(f"ids has {ids.size(1)} positions but context_size is "
+                             f"{self.config.context_size}; crop or split the input")
+
+    def hidden_states(self, ids: torch.Tensor) -> torch.Tensor:
+        """(B, T) token ids -> (B, T, d_model) vectors after the final LayerNorm."""
+        self._check_ids(ids)
+        positions = torch.arange(ids.size(1), device=ids.device)              # (T,)
+        x = self.drop(self.wte(ids) + self.wpe(positions))                  # (B, T, C) + (T, C)
+        for block in self.blocks:
+            x = block(x)                                                     # (B, T, C)
+        return self.ln_f(x)                                                  # (B, T, C)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(self.hidden_states(ids))                         # (B, T, C) @ (C, V) -> (B, T, V)
+
+    @torch.no_grad()
+    def generate(self, ids: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
+                 top_k: int | None = None, top_p: float | None = None, greedy: bool = False,
+                 generator: torch.Generator | None = None) -> torch.Tensor:
+        """Append ``max_new_tokens`` sampled tokens to each row of ``ids`` (B, T) -> (B, T + new).
+
+        Each step feeds the last ``context_size`` tokens (the window slides once the text is
+        longer than the context) and samples with :func:`lmcourse.sampling.sample_next`
+        (temperature > 0, top-k, top-p in (0, 1]); ``greedy=True`` takes the argmax instead.
+        A prompt longer than the context is an error rather than silently cut.
+        """
+        self._check_ids(ids)
+        check_int(max_new_tokens, "max_new_tokens", minimum=0)
+        if ids.size(1) == 0:
+            raise ValueError("ids must hold at least one token to condition on")
+        was_training = self.training
+        self.eval()
+        for _ in range(max_new_tokens):
+            logits = self(ids[:, -self.config.context_size:])[:, -1, :]     # (B, V): the next token
+            if greedy:
+                nxt = greedy_next(logits)
+            else:
+                nxt = sample_next(logits, temperature, top_k, top_p, generator=generator)
+            ids = torch.cat([ids, nxt[:, None]], dim=1)                      # (B, T + 1)
+        self.train(was_training)
+        return ids
+
+    @classmethod
+    def from_pretrained(cls, directory: str | Path, device: str | torch.device = DEFAULT_DEVICE) -> "GPT":
+        """Load a Hugging Face GPT-2 checkpoint (``config.json`` and ``model.safetensors``).
+
+        GPT-2 stores its linear layers as ``Conv1D`` with weight (in, out), used as ``x @ W + b``;
+        ``nn.Linear`` keeps (out, in), so every matrix is transposed. The fused ``c_attn`` weight
+        (d, 3d) holds the Q, K and V projections side by side and is split into three.
+        """
+        directory = Path(directory)
+        for name in ("config.json", "model.safetensors"):
+            if not (directory / name).exists():
+                raise FileNotFoundError(f"{directory} has no {name}; expected a Hugging Face GPT-2 directory")
+        hf = json.loads((directory / "config.json").read_text())
+        activation = hf.get("activation_function", "gelu_new")
+        if activation not in ("gelu_new", "gelu_pytorch_tanh"):
+            raise ValueError(f"only GPT-2's tanh GELU is supported, config has {activation!r}")
+        for flag in ("scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"):
+            if hf.get(flag):
+                raise ValueError(f"config option {flag}=True is not supported")
+        if hf.get("scale_attn_weights") is False:
+            raise ValueError("config option scale_attn_weights=False is not supported")
+        config = GPTConfig(vocab_size=hf["vocab_size"], context_size=hf["n_positions"],
+                           d_model=hf["n_embd"], num_layers=hf["n_layer"], num_heads=hf["n_head"],
+                           d_ff=hf.get("n_inner"), layer_norm_eps=hf.get("layer_norm_epsilon", 1e-5),
+                           tie_weights=hf.get("tie_word_embeddings", True))
+        stored = load_file(str(directory / "model.safetensors"))
+        # GPT2LMHeadModel prefixes names with "transformer."; a bare GPT2Model does not
+        stored = {k.removeprefix("transformer."): v for k, v in stored.items()}
+        d = config.d_model
+        state = {"wte.weight": stored["wte.weight"], "wpe.weight": stored["wpe.weight"],
+                 "ln_f.weight": stored["ln_f.weight"], "ln_f.bias": stored["ln_f.bias"]}
+        for i in range(config.num_layers):
+            h, o = f"h.{i}.", f"blocks.{i}."
+            w_qkv, b_qkv = stored[h + "attn.c_attn.weight"], stored[h + "attn.c_attn.bias"]  # (d, 3d), (3d,)
+            for j, name in enumerate(("q_proj", "k_proj", "v_proj")):
+                state[o + f"attn.{name}.weight"] = w_qkv[:, j * d:(j + 1) * d].t()         # (d, d) as (out, in)
+                state[o + f"attn.{name}.bias"] = b_qkv[j * d:(j + 1) * d]
+            for ours, theirs in (("attn.out_proj", "attn.c_proj"), ("mlp.fc", "mlp.c_fc"),
+                                 ("mlp.proj", "mlp.c_proj")):
+                state[o + ours + ".weight"] = stored[h + theirs + ".weight"].t()
+                state[o + ours + ".bias"] = stored[h + theirs + ".bias"]
+            for ln in ("ln_1", "ln_2"):
+                state[o + ln + ".weight"] = stored[h + ln + ".weight"]
+                state[o + ln + ".bias"] = stored[h + ln + ".bias"]
+        state["lm_head.weight"] = stored["wte.weight"] if config.tie_weights else stored["lm_head.weight"]
+        model = cls(config)
+        model.load_state_dict({k: v.contiguous() for k, v in state.items()}, strict=True)
+        return model.to(device)
+
+
+def lm_loss(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    """Mean next-token cross-entropy (nats) of a batch ``(x, y)``, each (B, T), y = x shifted by one."""
+    x, y = batch
+    logits = model(x)                                                          # (B, T, V)
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+
+
+def complete(model: GPT, tokenizer, prompt: str, max_new_tokens: int, **sampling) -> str:
+    """Encode ``prompt`` with ``tokenizer`` (``encode``/``decode``), continue it, decode the new text.
+
+    ``sampling`` goes to :meth:`GPT.generate` (temperature, top_k, top_p, greedy, generator).
+    """
+    check_type(prompt, "prompt", str)
+    ids = tokenizer.encode(prompt)
+    if not ids:
+        raise ValueError("prompt must not be empty (it is the text the model continues)")
+    device = model.wte.weight.device
+    out = model.generate(torch.tensor([ids], device=device), max_new_tokens, **sampling)
+    return tokenizer.decode(out[0, len(ids):].tolist())
+
+
+# --- GPT-1 fine-tuning: task input transformations, task heads and the auxiliary LM loss ----------
+
+@dataclass(frozen=True)
+class TaskTokens:
+    """Ids of GPT-1's added tokens: start, delimiter between the parts, extract (read by the head)."""
+    start: int
+    delim: int
+    extract: int
+
+
+def classification_input(text: list[int], tokens: TaskTokens) -> list[list[int]]:
+    """[start] text [extract]: one sequence."""
+    return [[tokens.start, *text, tokens.extract]]
+
+
+def entailment_input(premise: list[int], hypothesis: list[int], tokens: TaskTokens) -> list[list[int]]:
+    """[start] premise [delim] hypothesis [extract]: one sequence."""
+    return [[tokens.start, *premise, tokens.delim, *hypothesis, tokens.extract]]
+
+
+def similarity_inputs(a: list[int], b: list[int], tokens: TaskTokens) -> list[list[int]]:
+    """Both orders, since similarity has none: [start] a [delim] b [extract] and b before a."""
+    return [[tokens.start, *a, tokens.delim, *b, tokens.extract],
+            [tokens.start, *b, tokens.delim, *a, tokens.extract]]
+
+
+def multiple_choice_inputs(context: list[int], answers: list[list[int]], tokens: TaskTokens) -> list[list[int]]:
+    """One sequence per answer: [start] context [delim] answer_k [extract]."""
+    check_nonempty(answers, "answers")
+    return [[tokens.start, *context, tokens.delim, *answer, tokens.extract] for answer in answers]
+
+
+def task_batch(examples: list[list[list[int]]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Pad the sequences of a batch of examples to one length.
+
+    ``examples[b]`` holds the N sequences of example b (N = 1 for classification and entailment,
+    2 for similarity, the number of answers for multiple choice). Returns ids (B, N, T), padded
+    on the right with ``pad_id``, and ``last`` (B, N), the position of each extract token. Right
+    padding needs no attention mask: causal attention never lets a token see the pads after it.
+    """
+    check_nonempty(examples, "examples")
+    n = len(examples[0])
+    if n == 0 or any(len(seqs) != n for seqs in examples):
+        raise ValueError("every example must hold the same, non-zero number of sequences")
+    lengths = [[len(s) for s in seqs] for seqs in examples]
+    if min(min(ls) for ls in lengths) == 0:
+        raise ValueError("sequences must not be empty")
+    T = max(max(ls) for ls in lengths)
+    ids = torch.full((len(examples), n, T), pad_id, dtype=torch.long)                   # (B, N, T)
+    for b, seqs in enumerate(examples):
+        for j, s in enumerate(seqs):
+            ids[b, j, :len(s)] = torch.tensor(s, dtype=torch.long)
+    last = torch.tensor(lengths, dtype=torch.long) - 1                                   # (B, N)
+    return ids, last
+
+
+class GPTForTask(nn.Module):
+    """A pretrained :class:`GPT` plus GPT-1's linear head on the extract token's final state h.
+
+    task: 'classification' or 'entailment' (logits = h W), 'similarity' (the two orders' states are
+    added: logits = (h_ab + h_ba) W), 'multiple_choice' (one score per answer: logits_k = h_k w).
+    forward(ids (B, N, T), last (B, N)) -> (task logits (B, num_classes) or (B, N) for
+    multiple choice, LM logits (B, N, T, vocab_size) for the auxiliary loss).
+    """
+
+    TASKS = ("classification", "entailment", "similarity", "multiple_choice")
+
+    def __init__(self, gpt: GPT, task: str, num_classes: int = 2):
+        super().__init__()
+        check_type(gpt, "gpt", GPT)
+        if task not in self.TASKS:
+            raise ValueError(f"task must be one of {self.TASKS}, got {task!r}")
+        check_int(num_classes, "num_classes", minimum=2)
+        self.gpt, self.task = gpt, task
+        self.head = nn.Linear(gpt.config.d_model, 1 if task == "multiple_choice" else num_classes)
+        nn.init.normal_(self.head.weight, std=0.02)
+        nn.init.zeros_(self.head.bias)
+
+    def forward(self, ids: torch.Tensor, last: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if ids.dim() != 3 or last.shape != ids.shape[:2]:
+            raise ValueError(f"ids must be (batch, N, time) and last (batch, N); got "
+                             f"{tuple(ids.shape)} and {tuple(last.shape)}")
+        B, N, T = ids.shape
+        h = self.gpt.hidden_states(ids.reshape(B * N, T))                          # (B*N, T, C)
+        lm_logits = self.gpt.lm_head(h).view(B, N, T, -1)                          # (B, N, T, V)
+        h_last = h[torch.arange(B * N, device=ids.device), last.reshape(-1)]      # (B*N, C)
+        h_last = h_last.view(B, N, -1)                                             # (B, N, C)
+        if self.task == "multiple_choice":
+            return self.head(h_last).squeeze(-1), lm_logits                        # (B, N)
+        if self.task == "similarity":
+            return self.head(h_last.sum(dim=1)), lm_logits                         # (B, C) -> (B, classes)
+        if N != 1:
+            raise ValueError(f"task {self.task!r} takes one sequence per example, got {N}")
+        return self.head(h_last[:, 0]), lm_logits                                  # (B, classes)
+
+
+def task_loss(model: GPTForTask, batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+              lm_weight: float = 0.5) -> torch.Tensor:
+    """GPT-1's fine-tuning objective L3 = L2 (task) + lm_weight * L1 (LM on the task's own text).
+
+    batch = (ids (B, N, T), last (B, N), labels (B,)). The LM term predicts every token up to the
+    extract token and ignores the padding. ``lm_weight=0`` drops it; GPT-1 used 0.5.
+    """
+    check_float(lm_weight, "lm_weight", minimum=0.0)
+    ids, last, labels = batch
+    logits, lm_logits = model(ids, last)
+    loss = F.cross_entropy(logits, labels)
+    if lm_weight > 0:
+        targets = ids[..., 1:].clone()                                              # (B, N, T-1)
+        positions = torch.arange(1, ids.size(-1), device=ids.device)               # (T-1,)
+        targets[positions > last[..., None]] = IGNORE_INDEX                        # pads after extract
+        lm = F.cross_entropy(lm_logits[..., :-1, :].reshape(-1, lm_logits.size(-1)),
+                             targets.reshape(-1), ignore_index=IGNORE_INDEX)
+        loss = loss + lm_weight * lm
+    return loss

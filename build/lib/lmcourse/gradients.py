@@ -1,0 +1,138 @@
+"""Measuring gradient flow through time: Jacobian products, per-step state gradients, and the
+per-step pieces that backpropagation through time (BPTT) adds up into a weight's gradient.
+
+For a tanh RNN, h_k = tanh(z_k) with z_k = W_ih x_k + W_hh h_{k-1} + b, the chain rule gives
+
+    dh_T/dh_t = prod_{k=t+1..T} diag(tanh'(z_k)) W_hh,
+
+so ||dh_T/dh_t|| <= prod_k ||diag(tanh'(z_k))|| ||W_hh|| <= ||W_hh||_2^(T-t), because |tanh'| <= 1.
+"""
+import torch
+from torch import nn
+from torch.func import functional_call
+
+from lmcourse.validate import check_float, check_int, check_type
+
+
+def scaled_orthogonal(size: int, radius: float, generator: torch.Generator | None = None) -> torch.Tensor:
+    """A random (size, size) orthogonal matrix times ``radius``.
+
+    Every eigenvalue then has modulus ``radius`` and every singular value equals it, so the
+    spectral radius and the spectral norm are both ``radius`` (for most matrices they differ).
+    """
+    check_int(size, "size", minimum=1)
+    check_float(radius, "radius", minimum=0.0)
+    q, r = torch.linalg.qr(torch.randn(size, size, generator=generator))
+    q = q * torch.sign(torch.diagonal(r))          # makes the draw uniform over orthogonal matrices
+    return radius * q
+
+
+def spectral_radius(matrix: torch.Tensor) -> float:
+    """Largest modulus of an eigenvalue of a square matrix."""
+    check_type(matrix, "matrix", torch.Tensor)
+    if matrix.dim() != 2 or matrix.size(0) != matrix.size(1):
+        raise ValueError(f"matrix must be square, got shape {tuple(matrix.shape)}")
+    return float(torch.linalg.eigvals(matrix.double()).abs().max())
+
+
+def rnn_jacobian_norms(weight_hh: torch.Tensor, pre_activations: torch.Tensor) -> torch.Tensor:
+    """Spectral norms of dh_T/dh_{T-d} for d = 0..T, computed as explicit products.
+
+    weight_hh: (H, H); pre_activations: (T, H), the z_1..z_T of one tanh-RNN sequence.
+    Returns (T + 1,): entry d is || prod_{k=T-d+1..T} diag(tanh'(z_k)) W_hh ||_2 (entry 0 is ||I|| = 1).
+    """
+    check_type(weight_hh, "weight_hh", torch.Tensor)
+    check_type(pre_activations, "pre_activations", torch.Tensor)
+    H = weight_hh.size(0)
+    if weight_hh.shape != (H, H) or pre_activations.dim() != 2 or pre_activations.size(1) != H:
+        raise ValueError(f"weight_hh must be (H, H) and pre_activations (T, H); got "
+                         f"{tuple(weight_hh.shape)} and {tuple(pre_activations.shape)}")
+    weight_hh, z = weight_hh.double(), pre_activations.double()
+    product = torch.eye(H, dtype=torch.float64)
+    norms = [1.0]
+    for k in range(z.size(0) - 1, -1, -1):                       # k = T, T-1, ..., 1 (0-based)
+        jacobian = (1 - torch.tanh(z[k]) ** 2)[:, None] * weight_hh   # diag(tanh'(z_k)) W_hh: (H, H)
+        product = product @ jacobian                                  # dh_T/dh_{k-1}: (H, H)
+        norms.append(float(torch.linalg.matrix_norm(product, ord=2)))
+    return torch.tensor(norms, dtype=torch.float64)
+
+
+def tanh_rnn_states(weight_ih: torch.Tensor, weight_hh: torch.Tensor, x: torch.Tensor,
+                    bias: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Run a tanh RNN over one sequence x (T, I) from h_0 = 0: (pre-activations z (T, H), states h (T, H))."""
+    check_type(x, "x", torch.Tensor)
+    if x.dim() != 2 or x.size(1) != weight_ih.size(1):
+        raise ValueError(f"x must be (T, {weight_ih.size(1)}), got {tuple(x.shape)}")
+    h = torch.zeros(weight_hh.size(0), dtype=x.dtype)
+    zs, hs = [], []
+    for x_t in x:
+        z = weight_ih @ x_t + weight_hh @ h + (0 if bias is None else bias)   # (H, I) @ (I,) + (H, H) @ (H,) -> (H,)
+        h = torch.tanh(z)
+        zs.append(z)
+        hs.append(h)
+    return torch.stack(zs), torch.stack(hs)
+
+
+def _run_cell(cell: nn.Module, x: torch.Tensor, params_at=None):
+    """Unroll ``cell`` over x (B, T, I); returns the list of states (h_t, or (h_t, c_t))."""
+    state = cell.zero_state(x.size(0))
+    states = []
+    for t in range(x.size(1)):
+        if params_at is None:
+            state = cell(x[:, t], state)
+        else:
+            state = functional_call(cell, params_at(t), (x[:, t], state))
+        states.append(state)
+    return states
+
+
+def _hidden(state):
+    return state[0] if isinstance(state, tuple) else state
+
+
+def _check_cell_input(cell, x, readout):
+    check_type(cell, "cell", nn.Module)
+    if not hasattr(cell, "zero_state"):
+        raise TypeError(f"cell must be an lmcourse.rnn cell (RNNCell, LSTMCell, GRUCell), got {type(cell).__name__}")
+    check_type(x, "x", torch.Tensor)
+    if x.dim() != 3 or x.size(2) != cell.input_size:
+        raise ValueError(f"x must be (batch, time, {cell.input_size}), got {tuple(x.shape)}")
+    if readout is not None and readout.shape != (cell.hidden_size,):
+        raise ValueError(f"readout must be ({cell.hidden_size},), got {tuple(readout.shape)}")
+
+
+def state_gradient_norms(cell: nn.Module, x: torch.Tensor, readout: torch.Tensor | None = None
+                         ) -> torch.Tensor:
+    """||dL/dh_t|| for t = 1..T, where L = sum over the batch of readout . h_T (by autograd).
+
+    cell: an lmcourse.rnn cell; x: (B, T, I); readout: (H,), all ones by default.
+    Returns (T,): how strongly the loss at the last step reaches back to each earlier state.
+    """
+    _check_cell_input(cell, x, readout)
+    states = _run_cell(cell, x)
+    hidden = [_hidden(s) for s in states]                  # T x (B, H)
+    for h in hidden:
+        h.retain_grad()
+    readout = torch.ones(cell.hidden_size) if readout is None else readout
+    (hidden[-1] @ readout).sum().backward()                 # (B, H) @ (H,) -> (B,) -> scalar
+    return torch.stack([h.grad.norm() for h in hidden]).detach()
+
+
+def per_step_weight_gradients(cell: nn.Module, x: torch.Tensor, readout: torch.Tensor | None = None,
+                              name: str = "weight_hh") -> torch.Tensor:
+    """BPTT's sum, term by term: the contribution of each time step to dL/d(weight ``name``).
+
+    The weight is shared by every step, so its gradient is a sum over steps. Giving step t its own
+    copy W_t (equal in value) and differentiating with respect to each copy separates the terms:
+    sum_t dL/dW_t = dL/dW. L is as in :func:`state_gradient_norms`.
+    Returns (T, *weight.shape): the term of step t = 1..T.
+    """
+    _check_cell_input(cell, x, readout)
+    params = dict(cell.named_parameters())
+    if name not in params:
+        raise ValueError(f"name must be one of {sorted(params)}, got {name!r}")
+    copies = [params[name].detach().clone().requires_grad_(True) for _ in range(x.size(1))]
+    states = _run_cell(cell, x, params_at=lambda t: {**params, name: copies[t]})
+    readout = torch.ones(cell.hidden_size) if readout is None else readout
+    loss = (_hidden(states[-1]) @ readout).sum()
+    return torch.stack(torch.autograd.grad(loss, copies))

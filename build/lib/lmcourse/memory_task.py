@@ -1,0 +1,109 @@
+"""A long-memory task: remember the first symbol of a sequence across ``gap`` distractors.
+
+A sequence is ``[s, n_1, ..., n_gap, ?]``: a signal symbol s (one of ``num_classes``), ``gap``
+noise symbols drawn at random, then a query symbol; the target is s. Nothing between the signal
+and the query says anything about it, so a model must carry it ``gap + 1`` steps. Guessing gives
+1 / num_classes.
+"""
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lmcourse.rnn import Recurrent, set_forget_bias
+from lmcourse.seed import DEFAULT_DEVICE
+from lmcourse.train import fit
+from lmcourse.validate import check_int
+
+
+@dataclass(frozen=True)
+class MemoryTask:
+    """Sizes of the task: ids 0..num_classes-1 are signals, then noise ids, then the query id."""
+    num_classes: int = 4   # signal symbols (chance accuracy = 1 / num_classes)
+    num_noise: int = 8     # distractor symbols
+
+    def __post_init__(self):
+        check_int(self.num_classes, "num_classes", minimum=2)
+        check_int(self.num_noise, "num_noise", minimum=1)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.num_classes + self.num_noise + 1
+
+    @property
+    def query_id(self) -> int:
+        return self.num_classes + self.num_noise
+
+    @property
+    def chance(self) -> float:
+        return 1 / self.num_classes
+
+    def batch(self, batch_size: int, gap: int, generator: torch.Generator | None = None
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(x (B, gap + 2) ids, y (B,) signal ids)."""
+        check_int(batch_size, "batch_size", minimum=1)
+        check_int(gap, "gap", minimum=0)
+        y = torch.randint(self.num_classes, (batch_size,), generator=generator)                # (B,)
+        noise = self.num_classes + torch.randint(self.num_noise, (batch_size, gap), generator=generator)
+        query = torch.full((batch_size, 1), self.query_id)
+        return torch.cat([y[:, None], noise, query], dim=1), y                                 # (B, gap + 2)
+
+
+class SequenceClassifier(nn.Module):
+    """Embedding -> Recurrent stack -> linear layer on the last hidden state.
+
+    An LSTM starts with its forget gates at sigmoid(forget_bias) (see :func:`lmcourse.rnn.set_forget_bias`).
+
+    forward(ids (B, T)) -> logits (B, num_classes).
+    """
+
+    def __init__(self, vocab_size: int, num_classes: int, hidden_size: int = 32, mode: str = "lstm",
+                 embed_dim: int = 16, forget_bias: float = 3.0, fast: bool = True, device=DEFAULT_DEVICE):
+        super().__init__()
+        check_int(vocab_size, "vocab_size", minimum=2)
+        check_int(num_classes, "num_classes", minimum=2)
+        self.embedding = nn.Embedding(vocab_size, embed_dim, device=device)
+        self.rnn = Recurrent(mode, embed_dim, hidden_size, fast=fast, device=device)
+        if mode == "lstm":
+            set_forget_bias(self.rnn, forget_bias)
+        self.head = nn.Linear(hidden_size, num_classes, device=device)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h, _ = self.rnn(self.embedding(ids))       # (B, T) -> (B, T, E) -> (B, T, H)
+        return self.head(h[:, -1])                 # (B, H) @ (H, C) -> (B, C)
+
+
+def classification_loss(model: nn.Module, batch) -> torch.Tensor:
+    x, y = batch
+    return F.cross_entropy(model(x), y)
+
+
+@torch.no_grad()
+def accuracy(model: nn.Module, batch) -> float:
+    """Share of sequences whose signal the model names correctly."""
+    x, y = batch
+    was_training = model.training
+    model.eval()
+    acc = (model(x).argmax(dim=-1) == y).float().mean().item()
+    model.train(was_training)
+    return acc
+
+
+def train_on_gap(mode: str, gap: int, task: MemoryTask = MemoryTask(), steps: int = 300,
+                 batch_size: int = 64, hidden_size: int = 32, lr: float = 1e-2, forget_bias: float = 3.0,
+                 seed: int = 0, device=DEFAULT_DEVICE) -> tuple[SequenceClassifier, float]:
+    """Train a classifier of ``mode`` on sequences with ``gap`` distractors; return it and its
+    accuracy on 1,000 fresh test sequences. Gradients are clipped at norm 1.
+
+    Seeds torch with ``seed`` but leaves the thread count to the caller (see ``lmcourse.set_seed``).
+    """
+    check_int(steps, "steps", minimum=1)
+    torch.manual_seed(seed)
+    model = SequenceClassifier(task.vocab_size, task.num_classes, hidden_size, mode,
+                               forget_bias=forget_bias, device=device)
+    generator = torch.Generator().manual_seed(seed)
+    batches = [task.batch(batch_size, gap, generator) for _ in range(steps)]
+    fit(model, classification_loss, batches, lr=lr, clip_grad_norm=1.0, seed=None, device=device)
+    test = task.batch(1000, gap, torch.Generator().manual_seed(seed + 12345))
+    return model, accuracy(model, tuple(t.to(device) for t in test))

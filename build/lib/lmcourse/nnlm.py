@@ -1,0 +1,98 @@
+"""The neural probabilistic language model of Bengio et al. (2003).
+
+The previous n - 1 words are looked up in a shared embedding matrix C, concatenated, passed through
+one tanh hidden layer, and scored against every word of the vocabulary:
+
+    y = b + W x + U tanh(d + H x),    x = [C(w_{t-n+1}); ...; C(w_{t-1})],    P(w_t | ...) = softmax(y)
+
+W is the optional "direct connection" from the embeddings to the output.
+"""
+import math
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lmcourse.ngram import BOS, EOS
+from lmcourse.seed import DEFAULT_DEVICE
+from lmcourse.validate import check_float, check_int, check_nonempty, check_type
+from lmcourse.vocab import Vocab
+
+
+class NNLM(nn.Module):
+    """Bengio et al.'s feed-forward language model.
+
+    forward(context (B, n-1) int64 word ids, oldest first) -> logits (B, vocab_size).
+    """
+
+    def __init__(self, vocab_size: int, context_size: int, embed_dim: int = 60, hidden_dim: int = 100,
+                 direct: bool = True, dropout: float = 0.0, device: str | torch.device = DEFAULT_DEVICE):
+        super().__init__()
+        check_int(vocab_size, "vocab_size", minimum=2)
+        check_int(context_size, "context_size", minimum=1)
+        check_int(embed_dim, "embed_dim", minimum=1)
+        check_int(hidden_dim, "hidden_dim", minimum=1)
+        check_float(dropout, "dropout", minimum=0.0, maximum=1.0)
+        self.vocab_size, self.context_size = vocab_size, context_size
+        self.C = nn.Embedding(vocab_size, embed_dim, device=device)                       # (V, m)
+        self.H = nn.Linear(context_size * embed_dim, hidden_dim, device=device)          # H and bias d
+        self.U = nn.Linear(hidden_dim, vocab_size, bias=False, device=device)
+        self.W = nn.Linear(context_size * embed_dim, vocab_size, bias=False, device=device) if direct else None
+        self.b = nn.Parameter(torch.zeros(vocab_size, device=device))
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, context: torch.Tensor) -> torch.Tensor:
+        if context.dim() != 2 or context.size(1) != self.context_size:
+            raise ValueError(f"context must be (batch, {self.context_size}) word ids, got {tuple(context.shape)}")
+        x = self.C(context).flatten(1)                        # (B, n-1) -> (B, n-1, m) -> (B, (n-1) m)
+        x = self.drop(x)
+        # y = b + W x + U tanh(d + H x)
+        y = self.b + self.U(torch.tanh(self.H(x)))            # (B, h) @ (h, V) -> (B, V)
+        if self.W is not None:
+            y = y + self.W(x)                                 # (B, (n-1) m) @ ((n-1) m, V) -> (B, V)
+        return y
+
+
+def context_windows(sentences: Sequence[Sequence[str]], vocab: Vocab, context_size: int
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every (previous ``context_size`` words, next word) pair of the padded sentences.
+
+    Sentences are padded exactly as :class:`lmcourse.ngram.NGramLM` pads them (``<s>`` on the left,
+    ``</s>`` predicted at the end), so both models are scored on the same tokens.
+    Returns contexts (N, context_size) and targets (N,), int64.
+    """
+    check_nonempty(sentences, "sentences")
+    check_type(vocab, "vocab", Vocab)
+    check_int(context_size, "context_size", minimum=1)
+    for token in (BOS, EOS):
+        if token not in vocab:
+            raise ValueError(f"vocab must contain {token}; build it with lmcourse.ngram.lm_vocab()")
+    contexts, targets = [], []
+    for sentence in sentences:
+        if isinstance(sentence, str):
+            raise TypeError("sentences must be lists of tokens, not strings; tokenize them first")
+        ids = vocab.encode([BOS] * context_size + list(sentence) + [EOS])
+        for i in range(context_size, len(ids)):
+            contexts.append(ids[i - context_size:i])
+            targets.append(ids[i])
+    return torch.tensor(contexts, dtype=torch.long), torch.tensor(targets, dtype=torch.long)
+
+
+def nnlm_perplexity(model: NNLM, contexts: torch.Tensor, targets: torch.Tensor, batch_size: int = 4096,
+                    device: str | torch.device = DEFAULT_DEVICE) -> float:
+    """exp of the mean negative log-likelihood of ``targets`` given ``contexts`` (every token weighs the same)."""
+    check_type(model, "model", NNLM)
+    check_int(batch_size, "batch_size", minimum=1)
+    if len(contexts) != len(targets) or len(targets) == 0:
+        raise ValueError(f"contexts and targets must be non-empty and of equal length, "
+                         f"got {len(contexts)} and {len(targets)}")
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        for i in range(0, len(targets), batch_size):
+            logits = model(contexts[i:i + batch_size].to(device))
+            total += F.cross_entropy(logits, targets[i:i + batch_size].to(device), reduction="sum").item()
+    model.train(was_training)
+    return math.exp(total / len(targets))

@@ -1,0 +1,104 @@
+"""An RNN encoder-decoder with Bahdanau attention (Bahdanau, Cho and Bengio 2014).
+
+Without attention, the decoder of Sutskever et al. (2014) sees the source only through one
+fixed-size vector, the encoder's last state: a bottleneck for long sentences. With attention,
+at every output step the decoder scores all encoder states against its own state, and reads
+their weighted average (the context vector). The weights form a soft alignment between target
+and source words. The recurrent cells are torch's GRU; the attention is written out.
+"""
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from lmcourse.attention import AdditiveScore, attend
+from lmcourse.validate import check_int
+
+
+class BahdanauSeq2Seq(nn.Module):
+    """Bidirectional GRU encoder, GRU decoder with additive attention.
+
+    Encoder: h_j = [forward state; backward state] for every source position j (B, S, 2H).
+    Decoder step t: e_tj = v^T tanh(W s_{t-1} + U h_j), alpha_t = softmax(e_t) over real source
+    positions, c_t = sum_j alpha_tj h_j, s_t = GRU([emb(y_{t-1}); c_t], s_{t-1}),
+    logits_t = Linear([s_t; c_t; emb(y_{t-1})]).
+
+    forward(src (B, S), tgt_in (B, T)) -> (logits (B, T, tgt_vocab), weights (B, T, S)).
+    """
+
+    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_embed: int = 32,
+                 d_hidden: int = 64, pad_id: int = 0):
+        super().__init__()
+        for value, name in ((src_vocab_size, "src_vocab_size"), (tgt_vocab_size, "tgt_vocab_size"),
+                            (d_embed, "d_embed"), (d_hidden, "d_hidden")):
+            check_int(value, name, minimum=1)
+        check_int(pad_id, "pad_id", minimum=0)
+        self.pad_id = pad_id
+        self.src_embed = nn.Embedding(src_vocab_size, d_embed, padding_idx=pad_id)
+        self.tgt_embed = nn.Embedding(tgt_vocab_size, d_embed, padding_idx=pad_id)
+        self.encoder = nn.GRU(d_embed, d_hidden, batch_first=True, bidirectional=True)
+        self.init_state = nn.Linear(d_hidden, d_hidden)            # s_0 = tanh(W_s h_1^backward)
+        self.score = AdditiveScore(d_hidden, 2 * d_hidden, d_hidden)
+        self.cell = nn.GRUCell(d_embed + 2 * d_hidden, d_hidden)
+        self.out = nn.Linear(d_hidden + 2 * d_hidden + d_embed, tgt_vocab_size)
+
+    def encode(self, src: torch.Tensor):
+        """src (B, S) -> (annotations (B, S, 2H), key mask (B, 1, S), initial state (B, H))."""
+        if not isinstance(src, torch.Tensor) or src.dim() != 2 or src.dtype != torch.long:
+            raise ValueError("src must be a (batch, time) tensor of token ids (long)")
+        real = src != self.pad_id                                            # (B, S)
+        lengths = real.sum(1).clamp(min=1).cpu()
+        packed = pack_padded_sequence(self.src_embed(src), lengths, batch_first=True, enforce_sorted=False)
+        out, h_n = self.encoder(packed)                                      # h_n (2, B, H)
+        h, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))   # (B, S, 2H)
+        return h, real[:, None, :], torch.tanh(self.init_state(h_n[1]))     # backward final = state at j=1
+
+    def step(self, y_prev, state, h, mask, projected_keys):
+        """One decoder step: y_prev (B,), state (B, H) -> (logits (B, V), new state, weights (B, S))."""
+        emb = self.tgt_embed(y_prev)                                                   # (B, E)
+        scores = self.score(state[:, None, :], h, projected_keys)                      # (B, 1, S)
+        context, weights = attend(scores, h, mask)                                     # (B, 1, 2H), (B, 1, S)
+        context = context.squeeze(1)
+        state = self.cell(torch.cat([emb, context], -1), state)                        # (B, H)
+        logits = self.out(torch.cat([state, context, emb], -1))                        # (B, V)
+        return logits, state, weights.squeeze(1)
+
+    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor):
+        h, mask, state = self.encode(src)
+        uk = self.score.U(h)                      # keys are projected once, reused at every step
+        logits, weights = [], []
+        for t in range(tgt_in.size(1)):           # teacher forcing: feed the true previous token
+            lt, state, wt = self.step(tgt_in[:, t], state, h, mask, uk)
+            logits.append(lt)
+            weights.append(wt)
+        return torch.stack(logits, 1), torch.stack(weights, 1)   # (B, T, V), (B, T, S)
+
+    @torch.no_grad()
+    def greedy_decode(self, src: torch.Tensor, bos_id: int, eos_id: int, max_len: int = 32):
+        """From BOS, feed back the argmax until EOS -> (ids (B, <= max_len + 1), weights (B, T, S))."""
+        check_int(max_len, "max_len", minimum=1)
+        was_training = self.training
+        self.eval()
+        h, mask, state = self.encode(src)
+        uk = self.score.U(h)
+        ys = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)
+        done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
+        weights = []
+        for _ in range(max_len):
+            logits, state, w = self.step(ys[:, -1], state, h, mask, uk)
+            nxt = logits.argmax(-1).masked_fill(done, self.pad_id)
+            ys = torch.cat([ys, nxt[:, None]], 1)
+            weights.append(w)
+            done |= nxt == eos_id
+            if done.all():
+                break
+        self.train(was_training)
+        return ys, torch.stack(weights, 1)
+
+
+def seq2seq_loss(model: BahdanauSeq2Seq, batch) -> torch.Tensor:
+    """Teacher-forced cross-entropy of tgt[:, 1:] given tgt[:, :-1]; batch = (src, tgt)."""
+    src, tgt = batch
+    logits, _ = model(src, tgt[:, :-1])
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1),
+                           ignore_index=model.pad_id)

@@ -1,0 +1,150 @@
+"""Using word vectors: cosine similarity, nearest neighbours, analogies, and the standard benchmarks.
+
+Benchmarks are scored only on the pairs (or questions) whose words all have vectors; how many were
+covered is reported beside every score, because a small corpus misses many benchmark words.
+"""
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from scipy.stats import spearmanr
+
+from lmcourse.validate import check_int, check_nonempty, check_type
+
+
+class WordVectors:
+    """A table of word vectors (n, d) with its words, queried by cosine similarity."""
+
+    def __init__(self, vectors, words: Sequence[str]):
+        if isinstance(vectors, torch.Tensor):
+            vectors = vectors.detach().cpu().numpy()
+        vectors = np.asarray(vectors, dtype=np.float64)
+        words = list(words)
+        if vectors.ndim != 2 or vectors.shape[0] != len(words):
+            raise ValueError(f"vectors must be (len(words), d) = ({len(words)}, d), got {vectors.shape}")
+        check_nonempty(words, "words")
+        if len(set(words)) != len(words):
+            raise ValueError("words must be distinct")
+        self.words = words
+        self.index = {w: i for i, w in enumerate(words)}
+        self.vectors = vectors
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        self.unit = vectors / np.where(norms > 0, norms, 1.0)   # (n, d) rows of length 1 (or 0)
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __contains__(self, word: str) -> bool:
+        return word in self.index
+
+    def __getitem__(self, word: str) -> np.ndarray:
+        return self.vectors[self._id(word)]
+
+    def _id(self, word: str) -> int:
+        check_type(word, "word", str)
+        if word not in self.index:
+            raise KeyError(f"word {word!r} has no vector (not in the vocabulary of {len(self)} words)")
+        return self.index[word]
+
+    def similarity(self, word1: str, word2: str) -> float:
+        """cos(v1, v2) = v1 . v2 / (|v1| |v2|)."""
+        return float(self.unit[self._id(word1)] @ self.unit[self._id(word2)])
+
+    def nearest(self, query, k: int = 10, exclude: Sequence[str] = ()) -> list[tuple[str, float]]:
+        """The ``k`` words most cosine-similar to ``query`` (a word, itself excluded, or a vector)."""
+        check_int(k, "k", minimum=1)
+        if isinstance(query, str):
+            exclude = set(exclude) | {query}
+            q = self.unit[self._id(query)]
+        else:
+            q = np.asarray(query, dtype=np.float64)
+            if q.shape != (self.vectors.shape[1],):
+                raise ValueError(f"query must be a word or a vector of length {self.vectors.shape[1]}")
+            q = q / max(np.linalg.norm(q), 1e-12)
+        scores = self.unit @ q                                      # (n, d) @ (d,) -> (n,)
+        for w in exclude:
+            if w in self.index:
+                scores[self.index[w]] = -np.inf
+        top = np.argsort(-scores, kind="stable")[:k]
+        return [(self.words[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+
+    def analogy(self, a: str, b: str, c: str, k: int = 1) -> list[tuple[str, float]]:
+        """a : b :: c : ?  by 3CosAdd: the words nearest to b - a + c (unit vectors), a, b, c excluded."""
+        query = self.unit[self._id(b)] - self.unit[self._id(a)] + self.unit[self._id(c)]
+        return self.nearest(query, k, exclude=(a, b, c))
+
+
+@dataclass
+class SimilarityScore:
+    """Spearman correlation between model cosines and human scores on the covered pairs."""
+    spearman: float
+    covered: int
+    total: int
+    missing_words: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return f"Spearman {self.spearman:.3f} on {self.covered}/{self.total} pairs"
+
+
+@dataclass
+class AnalogyScore:
+    """Accuracy of 3CosAdd on the questions whose four words all have vectors."""
+    correct: int
+    covered: int
+    total: int
+    by_section: dict[str, tuple[int, int]] = field(default_factory=dict)   # section -> (correct, covered)
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.covered if self.covered else float("nan")
+
+    @property
+    def coverage(self) -> float:
+        return self.covered / self.total
+
+    def __str__(self) -> str:
+        return (f"accuracy {self.accuracy:.3f} ({self.correct}/{self.covered} covered questions); "
+                f"coverage {self.coverage:.1%} of {self.total}")
+
+
+def evaluate_similarity(wv: WordVectors, pairs: Sequence[tuple[str, str, float]]) -> SimilarityScore:
+    """Score ``(word1, word2, human score)`` pairs (e.g. WordSim-353); pairs with a word without a
+    vector are skipped and counted, and their words listed in ``missing_words``."""
+    check_type(wv, "wv", WordVectors)
+    check_nonempty(pairs, "pairs")
+    model, human, missing = [], [], set()
+    for w1, w2, score in pairs:
+        absent = [w for w in (w1, w2) if w not in wv]
+        if absent:
+            missing.update(absent)
+            continue
+        model.append(wv.similarity(w1, w2))
+        human.append(score)
+    rho = float(spearmanr(model, human).statistic) if len(model) >= 2 else float("nan")
+    return SimilarityScore(rho, len(model), len(pairs), sorted(missing))
+
+
+def evaluate_analogies(wv: WordVectors, questions: Sequence[tuple[str, str, str, str, str]]) -> AnalogyScore:
+    """Score ``(section, a, b, c, d)`` questions: correct if d is the 3CosAdd answer to a : b :: c : ?.
+
+    Questions with any word lacking a vector are skipped (and count against coverage only).
+    """
+    check_type(wv, "wv", WordVectors)
+    check_nonempty(questions, "questions")
+    covered = [q for q in questions if all(w in wv for w in q[1:])]
+    by_section: dict[str, list[int]] = {}
+    if covered:
+        ids = np.array([[wv.index[w] for w in q[1:]] for q in covered])             # (Q, 4)
+        u = wv.unit
+        queries = u[ids[:, 1]] - u[ids[:, 0]] + u[ids[:, 2]]                         # (Q, d)
+        scores = queries @ u.T                                                       # (Q, d) @ (d, n) -> (Q, n)
+        rows = np.arange(len(covered))[:, None]
+        scores[rows, ids[:, :3]] = -np.inf                                           # never answer a, b or c
+        hits = scores.argmax(1) == ids[:, 3]
+        for q, hit in zip(covered, hits):
+            c = by_section.setdefault(q[0], [0, 0])
+            c[0] += int(hit)
+            c[1] += 1
+    correct = sum(c for c, _ in by_section.values())
+    return AnalogyScore(correct, len(covered), len(questions), {s: tuple(v) for s, v in by_section.items()})

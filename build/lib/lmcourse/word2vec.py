@@ -1,0 +1,182 @@
+"""word2vec (Mikolov et al. 2013): CBOW and skip-gram with negative sampling.
+
+Both are log-linear: no hidden non-linearity, just two embedding tables and dot products.
+Skip-gram predicts each context word from the centre word; CBOW predicts the centre word from the
+average of its context vectors (so it ignores word order, correction 3). Instead of a softmax over
+the vocabulary, negative sampling asks a logistic classifier to tell the observed (input, output)
+pair from ``negative`` pairs whose output word is drawn from the unigram distribution to the 3/4.
+
+Training follows the original recipe: frequent words are subsampled, the window is shrunk at
+random for every centre word, and plain SGD runs with a learning rate that decays linearly to
+almost zero. Batches of pairs are processed at once, with sparse gradients, through
+:func:`lmcourse.train.fit`.
+"""
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lmcourse.seed import DEFAULT_DEVICE, set_seed
+from lmcourse.train import History, fit
+from lmcourse.validate import check_float, check_int, check_nonempty, check_type
+from lmcourse.vocab import Vocab
+
+
+class Word2Vec(nn.Module):
+    """Two embedding tables: ``in_embed`` (the word vectors) and ``out_embed`` (output vectors).
+
+    forward(inputs (B, L) ids, input_mask (B, L) bool, targets (B, 1 + K) ids) -> mean loss, where
+    h = mean of the masked input vectors (L = 1 for skip-gram, the context words for CBOW), target 0
+    is the observed word and targets 1..K are negative samples:
+        loss = -log sigma(u_{t_0} . h) - sum_k log sigma(-u_{t_k} . h)
+    """
+
+    def __init__(self, vocab_size: int, dim: int = 100, device: str | torch.device = DEFAULT_DEVICE):
+        super().__init__()
+        check_int(vocab_size, "vocab_size", minimum=2)
+        check_int(dim, "dim", minimum=1)
+        self.in_embed = nn.Embedding(vocab_size, dim, sparse=True, device=device)    # (V, d)
+        self.out_embed = nn.Embedding(vocab_size, dim, sparse=True, device=device)   # (V, d)
+        with torch.no_grad():   # the original's initialisation: small uniform inputs, zero outputs
+            self.in_embed.weight.uniform_(-0.5 / dim, 0.5 / dim)
+            self.out_embed.weight.zero_()
+
+    def forward(self, inputs: torch.Tensor, input_mask: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        if inputs.dim() != 2 or input_mask.shape != inputs.shape or targets.dim() != 2 \
+                or targets.size(0) != inputs.size(0):
+            raise ValueError(f"expected inputs (B, L), input_mask (B, L), targets (B, 1+K); got "
+                             f"{tuple(inputs.shape)}, {tuple(input_mask.shape)}, {tuple(targets.shape)}")
+        mask = input_mask.unsqueeze(-1).to(self.in_embed.weight.dtype)              # (B, L, 1)
+        h = (self.in_embed(inputs) * mask).sum(1) / mask.sum(1).clamp(min=1)         # (B, L, d) -> (B, d)
+        u = self.out_embed(targets)                                                 # (B, 1+K, d)
+        scores = (u @ h.unsqueeze(-1)).squeeze(-1)                                  # (B, 1+K, d) @ (B, d, 1) -> (B, 1+K)
+        # -log sigma(s_0) - sum_k log sigma(-s_k)
+        sign = torch.ones_like(scores)
+        sign[:, 1:] = -1.0
+        return -F.logsigmoid(sign * scores).sum(1).mean()
+
+    @property
+    def vectors(self) -> torch.Tensor:
+        """(V, d) the input vectors, the ones word2vec hands out as word embeddings."""
+        return self.in_embed.weight.detach()
+
+
+def keep_probabilities(counts: torch.Tensor, sample: float = 1e-3) -> torch.Tensor:
+    """Probability of keeping each occurrence of a word with these corpus counts (word2vec.c's formula).
+
+    With f = count / total: P(keep) = (sqrt(f / sample) + 1) * sample / f, capped at 1. Words rarer
+    than about ``sample`` are always kept; "the" loses most of its occurrences. ``sample=0`` keeps all.
+    """
+    check_type(counts, "counts", torch.Tensor)
+    check_float(sample, "sample", minimum=0.0)
+    if counts.numel() == 0 or (counts <= 0).any():
+        raise ValueError("counts must be non-empty and positive")
+    if sample == 0:
+        return torch.ones_like(counts, dtype=torch.float64)
+    f = counts.double() / counts.sum()
+    return (((f / sample).sqrt() + 1) * sample / f).clamp(max=1.0)
+
+
+def noise_distribution(counts: torch.Tensor, power: float = 0.75) -> torch.Tensor:
+    """The negative-sampling distribution: counts ** power, normalised (power 3/4 as in the paper)."""
+    check_type(counts, "counts", torch.Tensor)
+    check_float(power, "power", minimum=0.0)
+    if counts.numel() == 0 or (counts < 0).any() or counts.sum() == 0:
+        raise ValueError("counts must be non-empty, non-negative and not all zero")
+    p = counts.double() ** power
+    return p / p.sum()
+
+
+def encode_corpus(sentences: Sequence[Sequence[str]], min_count: int = 5) -> tuple[Vocab, list[list[int]]]:
+    """A vocabulary of words seen ``min_count`` times (no special tokens), and the sentences as ids
+    with rarer words dropped, as word2vec does."""
+    check_nonempty(sentences, "sentences")
+    check_int(min_count, "min_count", minimum=1)
+    if any(isinstance(s, str) for s in sentences):
+        raise TypeError("sentences must be lists of tokens, not strings; tokenize them first")
+    vocab = Vocab.from_texts(sentences, min_freq=min_count, specials=())
+    if len(vocab) < 2:
+        raise ValueError(f"fewer than 2 words occur min_count={min_count} times")
+    return vocab, [[vocab.stoi[t] for t in s if t in vocab.stoi] for s in sentences]
+
+
+def _window_examples(ids: torch.Tensor, sent: torch.Tensor, window: int, cbow: bool,
+                     generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Training examples of one epoch from a subsampled stream ``ids`` (N,) with sentence numbers ``sent``.
+
+    Every centre word draws its own window size b in 1..window (nearer words are used more often).
+    skip-gram: one example per (centre, context) pair -> inputs (P, 1), mask (P, 1), outputs (P,).
+    CBOW: one example per centre -> inputs (N', 2 window) context ids, mask (N', 2 window), outputs (N',).
+    """
+    n = len(ids)
+    b = torch.randint(1, window + 1, (n,), generator=generator)                     # (N,)
+    positions = torch.arange(n)
+    offsets = [o for o in range(-window, window + 1) if o != 0]
+    cols, valid = [], []
+    for o in offsets:
+        j = (positions + o).clamp(0, n - 1)                                          # (N,)
+        ok = (positions + o >= 0) & (positions + o < n) & (sent[j] == sent) & (abs(o) <= b)
+        cols.append(ids[j])
+        valid.append(ok)
+    context = torch.stack(cols, 1)                                                   # (N, 2w)
+    mask = torch.stack(valid, 1)                                                     # (N, 2w)
+    if cbow:
+        has = mask.any(1)
+        return context[has], mask[has], ids[has]
+    centre = ids.unsqueeze(1).expand_as(context)                                    # (N, 2w)
+    return centre[mask].unsqueeze(1), torch.ones(int(mask.sum()), 1, dtype=torch.bool), context[mask]
+
+
+def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: bool = True,
+                   dim: int = 100, window: int = 5, negative: int = 5, sample: float = 1e-3,
+                   epochs: int = 5, lr: float | None = None, min_lr_fraction: float = 1e-4,
+                   batch_size: int = 1024, seed: int = 0,
+                   device: str | torch.device = DEFAULT_DEVICE) -> tuple[Word2Vec, History]:
+    """Train skip-gram (``sg=True``) or CBOW with negative sampling on sentences of word ids.
+
+    lr: the per-example SGD step of the original (default 0.025 for skip-gram, 0.05 for CBOW),
+    decayed linearly to ``min_lr_fraction * lr``. A batch's loss is the mean over its examples, so
+    the optimiser's step is ``lr * batch_size`` (the same update as summing per-example steps).
+    Returns the model (``model.vectors`` are the embeddings) and the training history.
+    """
+    check_nonempty(sentences, "sentences")
+    check_int(vocab_size, "vocab_size", minimum=2)
+    for name, value, low in (("dim", dim, 1), ("window", window, 1), ("negative", negative, 1),
+                             ("epochs", epochs, 1), ("batch_size", batch_size, 1), ("seed", seed, 0)):
+        check_int(value, name, minimum=low)
+    lr = (0.025 if sg else 0.05) if lr is None else lr
+    check_float(lr, "lr", minimum=0.0, strict_minimum=True)
+    check_float(min_lr_fraction, "min_lr_fraction", minimum=0.0, maximum=1.0)
+    ids = torch.tensor([i for s in sentences for i in s], dtype=torch.long)           # (N,)
+    if len(ids) < 2:
+        raise ValueError("sentences must hold at least 2 words in total")
+    if ids.min() < 0 or ids.max() >= vocab_size:
+        raise ValueError(f"word ids must lie in [0, {vocab_size})")
+    sent = torch.repeat_interleave(torch.arange(len(sentences)), torch.tensor([len(s) for s in sentences]))
+    counts = torch.bincount(ids, minlength=vocab_size).clamp(min=1)
+    keep = keep_probabilities(counts, sample)                                         # (V,)
+    noise_cdf = noise_distribution(counts).cumsum(0).float()                          # (V,)
+    generator = torch.Generator().manual_seed(seed)
+
+    def batches(epoch: int):
+        kept = torch.rand(len(ids), generator=generator, dtype=torch.float64) < keep[ids]
+        inputs, mask, outputs = _window_examples(ids[kept], sent[kept], window, not sg, generator)
+        order = torch.randperm(len(outputs), generator=generator)
+        for i in range(0, len(order), batch_size):
+            idx = order[i:i + batch_size]
+            u = torch.rand(len(idx), negative, generator=generator)
+            negatives = torch.searchsorted(noise_cdf, u).clamp(max=vocab_size - 1)     # (B, K)
+            yield inputs[idx], mask[idx], torch.cat([outputs[idx, None], negatives], 1)
+
+    # the number of steps is known only roughly in advance (subsampling is random): estimate it
+    per_epoch = float((keep[ids].sum()) * (1 if not sg else (window + 1))) / batch_size
+    total_steps = max(1.0, per_epoch * epochs)
+    set_seed(seed)
+    model = Word2Vec(vocab_size, dim, device=device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr * batch_size)
+    history = fit(model, lambda m, batch: m(*batch), batches, num_epochs=epochs, optimizer=optimizer,
+                  lr_schedule=lambda step: max(min_lr_fraction, 1.0 - step / total_steps),
+                  seed=seed, device=device, desc="word2vec")
+    return model, history
