@@ -121,7 +121,9 @@ def evaluate_similarity(wv: WordVectors, pairs: Sequence[tuple[str, str, float]]
             continue
         model.append(wv.similarity(w1, w2))
         human.append(score)
-    rho = float(spearmanr(model, human).statistic) if len(model) >= 2 else float("nan")
+    # Spearman's rho is undefined for fewer than 2 pairs or a constant column
+    defined = len(set(model)) > 1 and len(set(human)) > 1
+    rho = float(spearmanr(model, human).statistic) if defined else float("nan")
     return SimilarityScore(rho, len(model), len(pairs), sorted(missing))
 
 
