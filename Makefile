@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup test book execute browser-test clean
+.PHONY: setup test book execute browser-test bench bench-smoke clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,15 @@ browser-test: $(STAMP)
 execute: $(STAMP)
 	LMCOURSE_PROGRESS=0 $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=600 $(NB)
+
+# Race the course against its peers (see benchmarks/README.md); bench also refreshes the
+# Performance page. Leave the machine idle meanwhile.
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run --save
+	$(BIN)/python scripts/performance_page.py
+
+bench-smoke: $(STAMP)
+	$(BIN)/python -m benchmarks.run --smoke
 
 clean:
 	rm -rf _build

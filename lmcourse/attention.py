@@ -70,6 +70,18 @@ class MultiHeadAttention(nn.Module):
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
 
+    def project_qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Self-attention's Q, K and V in one matrix product: (B, T, C) -> 3 x (B, h, T, d_head).
+
+        The same as the three projections one by one; one (C, 3C) product is faster than three (C, C).
+        """
+        B, T, C = x.shape
+        w = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight])      # (3C, C)
+        b = None if self.q_proj.bias is None else torch.cat(
+            [self.q_proj.bias, self.k_proj.bias, self.v_proj.bias])                       # (3C,)
+        qkv = F.linear(x, w, b).view(B, T, 3, self.num_heads, self.d_head)                # (B, T, 3, h, d_head)
+        return qkv.permute(2, 0, 3, 1, 4).unbind(0)                                       # 3 x (B, h, T, d_head)
+
     def _split(self, x: torch.Tensor) -> torch.Tensor:
         B, T, _ = x.shape
         return x.view(B, T, self.num_heads, self.d_head).transpose(1, 2)   # (B, T, C) -> (B, h, T, d_head)
@@ -86,9 +98,12 @@ class MultiHeadAttention(nn.Module):
                              f"(batch, time), and batch with query {tuple(query.shape)}")
         if mask is not None and mask.dtype != torch.bool:
             raise TypeError(f"mask must be a bool tensor (True = may attend), got {mask.dtype}")
-        q = self._split(self.q_proj(query))                              # (B, h, Tq, d_head)
-        k = self._split(self.k_proj(key))                                # (B, h, Tk, d_head)
-        v = self._split(self.v_proj(value))                              # (B, h, Tk, d_head)
+        if key is query and value is query:                              # self-attention: one product
+            q, k, v = self.project_qkv(query)                            # 3 x (B, h, T, d_head)
+        else:
+            q = self._split(self.q_proj(query))                          # (B, h, Tq, d_head)
+            k = self._split(self.k_proj(key))                            # (B, h, Tk, d_head)
+            v = self._split(self.v_proj(value))                          # (B, h, Tk, d_head)
         p = self.dropout if self.training else 0.0
         if self.fused and not need_weights:
             # fast path: the same maths in one fused kernel that never stores the (Tq, Tk) weights

@@ -219,11 +219,13 @@ class BertModel(nn.Module):
             causal = causal_mask(T, device=input_ids.device)         # (T, T)
             mask = causal if mask is None else mask & causal          # (B, 1, T, T)
         x = self.embeddings(input_ids, token_type_ids)                # (B, T, C)
-        hidden, attentions = [x], []
+        hidden, attentions = [x], []                                  # kept only when asked for
         for layer in self.layers:
             x, w = layer(x, mask, need_weights=output_attentions)     # (B, T, C), (B, h, T, T)
-            hidden.append(x)
-            attentions.append(w)
+            if output_hidden_states:
+                hidden.append(x)
+            if output_attentions:
+                attentions.append(w)
         pooled = torch.tanh(self.pooler(x[:, 0]))                     # [CLS]: (B, C) -> (B, C)
         return BertOutput(x, pooled, tuple(hidden) if output_hidden_states else None,
                           tuple(attentions) if output_attentions else None)

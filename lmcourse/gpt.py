@@ -63,12 +63,7 @@ class CausalSelfAttention(MultiHeadAttention):
 
     def forward(self, x: torch.Tensor, need_weights: bool = False):
         B, T, C = x.shape
-        # one matrix product for Q, K and V together: the three (C, C) projections stacked
-        w = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight])      # (3C, C)
-        b = None if self.q_proj.bias is None else torch.cat(
-            [self.q_proj.bias, self.k_proj.bias, self.v_proj.bias])                       # (3C,)
-        qkv = F.linear(x, w, b).view(B, T, 3, self.num_heads, self.d_head)                # (B, T, 3, h, d_head)
-        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)                                    # 3 x (B, h, T, d_head)
+        q, k, v = self.project_qkv(x)              # one (C, 3C) matrix product: 3 x (B, h, T, d_head)
         p = self.dropout if self.training else 0.0
         if need_weights or not self.fused:
             out, weights = scaled_dot_product_attention(q, k, v, causal_mask(T, device=x.device),

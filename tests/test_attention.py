@@ -172,3 +172,15 @@ def test_pretrained_first_layer_matches_transformers():
     assert torch.all(w.triu(1) == 0)
     with pytest.raises(ValueError, match="mask_type"):
         layer("x", mask_type="future")
+
+
+def test_self_attention_projects_qkv_in_one_product():
+    set_seed(2, num_threads=1)
+    mha = MultiHeadAttention(12, 3).eval()
+    x = torch.randn(2, 5, 12)
+    q, k, v = mha.project_qkv(x)
+    for fused, separate in ((q, mha.q_proj), (k, mha.k_proj), (v, mha.v_proj)):
+        assert fused.shape == (2, 3, 5, 4)
+        torch.testing.assert_close(fused, mha._split(separate(x)), atol=1e-6, rtol=0)
+    # the self-attention path (one product) and the general path (three) give the same output
+    torch.testing.assert_close(mha(x)[0], mha(x, x.clone(), x.clone())[0], atol=1e-6, rtol=0)

@@ -44,8 +44,14 @@ def test_glossary_links_resolve():
         assert chapter in glossary.CHAPTERS, f"term {english!r} names unknown chapter {chapter!r}"
 
 
+def test_performance_page_is_up_to_date():
+    expected = _script("performance_page").render(ROOT)
+    assert (ROOT / "performance.md").read_text(encoding="utf-8") == expected, \
+        "performance.md is out of date: run python scripts/performance_page.py"
+
+
 def test_reference_pages_are_in_the_toc():
-    for page in ("glossary", "corrections", "bibliography"):
+    for page in ("glossary", "corrections", "bibliography", "performance"):
         assert page in TOC, f"{page}.md is missing from _toc.yml"
 
 

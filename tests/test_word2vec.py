@@ -4,7 +4,7 @@ import torch
 from gensim.models import Word2Vec as GensimWord2Vec
 
 from lmcourse.word2vec import (Word2Vec, _window_examples, encode_corpus, keep_probabilities,
-                               noise_distribution, train_word2vec)
+                               noise_distribution, noise_table, sgd_step, train_word2vec)
 
 SENTENCES = [("the cat sat on the mat " * 3).split(), ("the dog sat on the log " * 3).split(),
              "a cat and a dog".split()]
@@ -136,3 +136,39 @@ def test_skipgram_matches_gensim_on_the_news_corpus():
     assert a.covered == b.covered == 102
     assert b.spearman > 0.15, "gensim itself should find some signal on this corpus"
     assert abs(a.spearman - b.spearman) <= 0.1, f"lmcourse {a.spearman:.3f} vs gensim {b.spearman:.3f}"
+
+
+@pytest.mark.parametrize("cbow", [False, True])
+def test_sgd_step_equals_autograd_sgd(cbow):
+    """The written-out update is per-example SGD on Word2Vec.forward's loss, repeated words included."""
+    torch.manual_seed(0)
+    model = Word2Vec(7, 5)
+    torch.nn.init.normal_(model.out_embed.weight, std=0.3)
+    B, L, K, lr = 6, (3 if cbow else 1), 4, 0.1
+    inputs = torch.randint(0, 7, (B, L))
+    mask = torch.rand(B, L) < 0.7 if cbow else torch.ones(B, 1, dtype=torch.bool)
+    mask[:, 0] = True
+    targets = torch.randint(0, 7, (B, 1 + K))              # with 7 words, repeats are certain
+    reference = Word2Vec(7, 5)
+    reference.load_state_dict(model.state_dict())
+    loss = reference(inputs, mask, targets)
+    (loss * B).backward()                                  # the sum of per-example losses
+    expected_in = reference.in_embed.weight - lr * reference.in_embed.weight.grad.to_dense()
+    expected_out = reference.out_embed.weight - lr * reference.out_embed.weight.grad.to_dense()
+    returned = sgd_step(model, inputs, mask, targets, lr)
+    torch.testing.assert_close(returned, loss.detach())
+    torch.testing.assert_close(model.in_embed.weight.detach(), expected_in.detach(), atol=1e-6, rtol=0)
+    torch.testing.assert_close(model.out_embed.weight.detach(), expected_out.detach(), atol=1e-6, rtol=0)
+
+
+def test_noise_table_follows_the_noise_distribution():
+    probs = noise_distribution(torch.tensor([1000, 300, 50, 7, 1]))
+    table = noise_table(probs, size=10_000)
+    assert table.shape == (10_000,) and table.dtype == torch.long
+    shares = torch.bincount(table, minlength=5).double() / len(table)
+    torch.testing.assert_close(shares, probs, atol=1e-4, rtol=0)     # slots are rounded to 1/size
+    assert (table[1:] >= table[:-1]).all()                            # word ids in order, each in one run
+    with pytest.raises(ValueError, match="probs must be"):
+        noise_table(torch.tensor([0.0, 0.0]))
+    with pytest.raises(ValueError, match="size must be"):
+        noise_table(probs, size=0)

@@ -1,0 +1,124 @@
+"""What every benchmark shares: the machine's description, fair timing, and the one-line verdict.
+
+Fair timing: both sides run in the same process on the same inputs with the same number of
+threads; their repetitions are interleaved (ours, theirs, ours, theirs, ...) so that a slow moment
+of a shared machine hits both; each side's best repetition is kept, the usual estimate of what the
+code costs when nothing else interferes.
+"""
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+THREADS = 2   # lmcourse.seed.DEFAULT_NUM_THREADS, and the number of gensim workers
+
+# keep benchmark processes offline and quiet, like the tests
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LMCOURSE_PROGRESS", "0")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+@dataclass
+class Result:
+    """One benchmark's outcome. ``figure`` is the headline number, compared with ``target``."""
+    name: str
+    figure: float                 # e.g. a throughput ratio, ours / theirs
+    target: float
+    unit: str                     # what the figure is, in words ("x gensim's words/s")
+    higher_is_better: bool = True
+    smoke: bool = False           # a smoke run checks that the benchmark works, not the target
+    details: dict = field(default_factory=dict)
+    checks: dict = field(default_factory=dict)   # further targets: name -> [value, bound, passed]
+
+    @property
+    def passed(self) -> bool:
+        met = self.figure >= self.target if self.higher_is_better else self.figure <= self.target
+        return (self.smoke or met) and all(ok for _, _, ok in self.checks.values())
+
+    def line(self) -> str:
+        """The verdict, printed last: figure, target, PASS/FAIL."""
+        op = ">=" if self.higher_is_better else "<="
+        extra = "".join(f"; {k} {v:.3g} (bound {b:.3g}{'' if ok else ', MISSED'})"
+                        for k, (v, b, ok) in self.checks.items())
+        mode = " [smoke: target not enforced]" if self.smoke else ""
+        verdict = "PASS" if self.passed else "FAIL"
+        return f"{self.name}: {self.figure:.3g} {self.unit} (target {op} {self.target:g}){extra}{mode} {verdict}"
+
+
+def check(value: float, bound: float, at_most: bool = False) -> list:
+    """A further target for ``Result.checks``: ``[value, bound, passed]``."""
+    return [float(value), float(bound), bool(value <= bound if at_most else value >= bound)]
+
+
+def machine() -> dict:
+    """What the numbers were measured on."""
+    import torch
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_gib = None
+    try:
+        kib = int(Path("/proc/meminfo").read_text().split()[1])
+        mem_gib = round(kib / 2**20, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": mem_gib,
+            "simd": torch.backends.cpu.get_cpu_capability(), "python": platform.python_version(),
+            "torch": torch.__version__, "threads": THREADS,
+            "date": time.strftime("%Y-%m-%d")}
+
+
+def interleaved_best(fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 1) -> dict[str, float]:
+    """Seconds of the best call of each function. Calls are interleaved across functions, and the
+    order is reversed every other round (A B, B A, ...) so that neither side always runs first."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    best = {name: float("inf") for name in fns}
+    items = list(fns.items())
+    for round_ in range(repeats):
+        for name, fn in (items if round_ % 2 == 0 else items[::-1]):
+            start = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def versions(*modules: str) -> dict[str, str]:
+    """Installed versions of the peers, for the record."""
+    from importlib.metadata import version
+    return {m: version(m) for m in modules}
+
+
+def main(run: Callable[[bool], Result]) -> None:
+    """Command line of one benchmark: ``--smoke`` for a quick run, ``--json FILE`` to save the result.
+
+    Prints the details, then the verdict as the last line; exits 1 when a target is missed.
+    """
+    parser = argparse.ArgumentParser(description=sys.modules["__main__"].__doc__)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: check it runs, not the target")
+    parser.add_argument("--json", type=Path, help="also write the result (and the machine) to this file")
+    args = parser.parse_args()
+    import torch
+    torch.set_num_threads(THREADS)
+    result = run(args.smoke)
+    for key, value in result.details.items():
+        print(f"  {key}: {value}")
+    if args.json:
+        args.json.write_text(json.dumps({"machine": machine(), **asdict(result), "passed": result.passed,
+                                         "line": result.line()}, indent=2) + "\n")
+    print(result.line())
+    sys.exit(0 if result.passed else 1)
