@@ -35,8 +35,7 @@ execute: $(STAMP)
 # Race the course against its peers (see benchmarks/README.md); bench also refreshes the
 # Performance page. Leave the machine idle meanwhile.
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks.run --save
-	$(BIN)/python scripts/performance_page.py
+	$(BIN)/python -m benchmarks.run --save; status=$$?; $(BIN)/python scripts/performance_page.py; exit $$status
 
 bench-smoke: $(STAMP)
 	$(BIN)/python -m benchmarks.run --smoke

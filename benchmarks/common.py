@@ -81,9 +81,12 @@ def machine() -> dict:
             "date": time.strftime("%Y-%m-%d")}
 
 
-def interleaved_best(fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 1) -> dict[str, float]:
-    """Seconds of the best call of each function. Calls are interleaved across functions, and the
-    order is reversed every other round (A B, B A, ...) so that neither side always runs first."""
+def interleaved_best(fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 1,
+                     block: int = 1) -> dict[str, float]:
+    """Seconds of the best call of each function. Rounds are interleaved across functions, and
+    their order is reversed every other round (A B, B A, ...) so that neither side always runs
+    first. Each round calls a function ``block`` times in a row, so that its memory allocator
+    reaches its own steady state rather than inheriting the other side's."""
     for _ in range(warmup):
         for fn in fns.values():
             fn()
@@ -91,9 +94,10 @@ def interleaved_best(fns: dict[str, Callable[[], object]], repeats: int, warmup:
     items = list(fns.items())
     for round_ in range(repeats):
         for name, fn in (items if round_ % 2 == 0 else items[::-1]):
-            start = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - start)
+            for _ in range(block):
+                start = time.perf_counter()
+                fn()
+                best[name] = min(best[name], time.perf_counter() - start)
     return best
 
 

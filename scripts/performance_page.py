@@ -66,22 +66,26 @@ def render(root: Path = ROOT) -> str:
            "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in data["results"]:
         title, ours, peer, measured = WHAT[r["name"]]
+        if "figure" not in r:   # the benchmark crashed: say so
+            out.append(f"| {title} | {ours} | {peer} | {measured} | crashed | | no |")
+            continue
         op = ">=" if r["higher_is_better"] else "<="
         out.append(f"| {title} | {ours} | {peer} | {measured} | {r['figure']:.3g} {r['unit']} | "
                    f"{op} {r['target']:g} | {'yes' if r['passed'] else 'no'} |")
         for check, (value, bound, ok) in r["checks"].items():
             op = ">=" if check == "MFU" else "<="
-            out.append(f"| | | | {check} | {value:.3g} | {op} {bound:g} | {'yes' if ok else 'no'} |")
+            name = check.replace("|", "\\|")            # a bare | would end the table cell
+            out.append(f"| | | | {name} | {value:.3g} | {op} {bound:g} | {'yes' if ok else 'no'} |")
     out.append("")
     for r in data["results"]:
         out.append(f"### {WHAT[r['name']][0]}\n")
         out.append(f"`{r['line']}`\n")
-        for key, value in r["details"].items():
+        for key, value in r.get("details", {}).items():
             if key == "seconds per chapter":
                 continue
             out.append(f"* {key}: {_fmt(value)}")
         out.append("")
-        if "seconds per chapter" in r["details"]:
+        if "seconds per chapter" in r.get("details", {}):
             out += ["| chapter | seconds |", "| --- | --- |"]
             out += [f"| `{k}` | {v:.1f} |" for k, v in r["details"]["seconds per chapter"].items()]
             out.append(f"| total | {r['figure']:.1f} |\n")

@@ -113,6 +113,12 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="expected inputs"):
         Word2Vec(5, 2)(torch.zeros(2, 1, dtype=torch.long), torch.ones(2, 2, dtype=torch.bool),
                        torch.zeros(2, 3, dtype=torch.long))
+    with pytest.raises(ValueError, match="expected inputs"):
+        sgd_step(Word2Vec(5, 2), torch.zeros(2, 1, dtype=torch.long), torch.ones(2, 1, dtype=torch.bool),
+                 torch.zeros(3, 3, dtype=torch.long), 0.1)
+    with pytest.raises(TypeError, match="model must be"):
+        sgd_step(torch.nn.Linear(2, 2), torch.zeros(2, 1, dtype=torch.long), torch.ones(2, 1, dtype=torch.bool),
+                 torch.zeros(2, 3, dtype=torch.long), 0.1)
 
 
 def test_skipgram_matches_gensim_on_the_news_corpus():
