@@ -1,6 +1,6 @@
 """Run every benchmark, each in a fresh process, and print their verdicts together.
 
-    python -m benchmarks.run              # full run (about 15 minutes on 2 cores)
+    python -m benchmarks.run              # full run (about 10 minutes on 2 cores)
     python -m benchmarks.run --smoke      # a minute or two: checks that each benchmark still works
     python -m benchmarks.run --save       # full run, and write benchmarks/results.json for the book
     python -m benchmarks.run --only wordpiece_speed --save    # rerun one, keep the others' results
