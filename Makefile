@@ -4,18 +4,34 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup test book execute browser-test bench bench-smoke clean
+# The reference numerics (README, "Reproducibility"): every recipe below runs under them.
+include numerics.env
+REFERENCE_SETTINGS := $(shell sed -n 's/^\([A-Z_][A-Z0-9_]*\)=.*/\1/p' numerics.env)
+export $(REFERENCE_SETTINGS)
 
-$(STAMP): requirements.txt pyproject.toml
+.PHONY: setup test test-fast-paths fingerprint book execute browser-test bench bench-smoke lock clean
+
+# The reference environment: the exact versions and hashes of requirements.lock
+$(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 setup: $(STAMP)
 
+# Unit tests and every notebook, strict, under the reference settings (see conftest.py)
 test: $(STAMP)
 	$(BIN)/pytest
+
+# Every notebook as a reader's Jupyter runs it (no reference settings): no errors, every claim holds
+test-fast-paths: $(STAMP)
+	env $(foreach name,$(REFERENCE_SETTINGS),-u $(name)) LMCOURSE_NUMERICS=fast $(BIN)/pytest chapters
+
+# This machine's numerics fingerprint under the reference settings (compare: tests/data/)
+fingerprint: $(STAMP)
+	$(BIN)/python scripts/numerics_fingerprint.py
 
 book: $(STAMP)
 	$(BIN)/jupyter-book build . --all --warningiserror
@@ -27,10 +43,12 @@ browser-test: $(STAMP)
 	@test -x /usr/bin/chromium || { echo "browser-test needs /usr/bin/chromium: apt-get install -y chromium"; exit 1; }
 	$(BIN)/pytest browser_tests
 
-# Refresh a notebook's committed outputs: make execute NB=chapters/01_pretraining.ipynb
+# Refresh committed outputs under the reference settings, stopping at a claim that does not hold:
+# make execute NB=chapters/01_pretraining.ipynb (all chapters without NB)
+NB ?= chapters/[0-9][0-9]_*.ipynb
 execute: $(STAMP)
-	LMCOURSE_PROGRESS=0 $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
-		--ExecutePreprocessor.timeout=600 $(NB)
+	LMCOURSE_PROGRESS=0 LMCOURSE_CLAIMS=strict $(BIN)/jupyter nbconvert --to notebook --execute \
+		--inplace --ExecutePreprocessor.timeout=600 $(NB)
 
 # Race the course against its peers (see benchmarks/README.md); bench also refreshes the
 # Performance page. Leave the machine idle meanwhile.
@@ -39,6 +57,14 @@ bench: $(STAMP)
 
 bench-smoke: $(STAMP)
 	$(BIN)/python -m benchmarks.run --smoke
+
+# Re-pin requirements.lock to the newest versions that requirements.txt allows (takes minutes)
+lock: $(STAMP)
+	$(BIN)/python -m pip install --quiet pip-tools
+	$(BIN)/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-header \
+		--no-annotate --no-emit-index-url --no-emit-find-links -o $(VENV)/lock.txt requirements.txt
+	{ grep '^#' requirements.lock; grep -v '^-e ' $(VENV)/lock.txt; } > requirements.lock.new
+	mv requirements.lock.new requirements.lock
 
 clean:
 	rm -rf _build

@@ -11,8 +11,9 @@ from lmcourse.validate import check_int
 DEFAULT_DEVICE = "cpu"
 
 #: Float results depend on the number of threads that split a matmul; the book's outputs were
-#: computed with this many, so a reader's machine with more cores reproduces them too.
-DEFAULT_NUM_THREADS = 2
+#: computed with one (as ``numerics.env`` sets), so a machine with any number of cores
+#: reproduces them.
+DEFAULT_NUM_THREADS = 1
 
 
 def set_seed(seed: int = 0, num_threads: int | None = DEFAULT_NUM_THREADS) -> None:

@@ -10,7 +10,7 @@ import torch  # noqa: E402
 from lmcourse.history import TIMELINE, draw_timeline, main  # noqa: E402
 from lmcourse.plots import (plot_curves, plot_embeddings_2d, plot_heatmap, plot_history,  # noqa: E402
                             plot_timeline, smooth)
-from lmcourse.show import show_source  # noqa: E402
+from lmcourse.show import CHECKS_LEFT_OUT, show_source, without_checks  # noqa: E402
 from lmcourse.train import History  # noqa: E402
 from lmcourse.widgets import static_slider  # noqa: E402
 
@@ -78,6 +78,27 @@ def test_show_source_returns_the_code():
     assert method.data.startswith("def last(")  # dedented
     with pytest.raises(TypeError, match="obj must be"):
         show_source(3)
+
+
+def test_show_source_leaves_out_input_checks_and_says_so():
+    source = (
+        "def f(x, n):\n"
+        "    \"\"\"Doc.\"\"\"\n"
+        "    check_int(n, 'n', minimum=1)\n"
+        "    if x.dim() != 2:\n"
+        "        raise ValueError('x must be 2-d')\n"
+        "    y = x * n\n"
+        "    for name in ('a', 'b'):\n"
+        "        check_name(name)\n"
+        "    if y.sum() > 0:\n"
+        "        y = -y\n"
+        "    return y\n")
+    assert without_checks(source).splitlines() == [
+        "def f(x, n):", '    """Doc."""', "    " + CHECKS_LEFT_OUT, "    y = x * n",
+        "    if y.sum() > 0:", "        y = -y", "    return y"]
+    shown = show_source(History.last)
+    assert CHECKS_LEFT_OUT not in show_source(smooth, checks=True).data
+    assert "raise KeyError" in shown.data or CHECKS_LEFT_OUT in shown.data
 
 
 def test_static_slider_embeds_every_frame():

@@ -5,6 +5,7 @@ import pytest
 import torch
 from torch import nn
 
+from lmcourse.seed import DEFAULT_NUM_THREADS
 from lmcourse.train import (History, evaluate_loss, fit, load_checkpoint, perplexity,
                             progress_enabled, save_checkpoint)
 
@@ -57,10 +58,10 @@ def test_fit_epoch_function_max_steps_schedule_and_clipping():
 
 
 def test_fit_sets_the_thread_count():
-    fit(nn.Linear(3, 1), mse, regression_data(), num_threads=1)
-    assert torch.get_num_threads() == 1
-    fit(nn.Linear(3, 1), mse, regression_data())
+    fit(nn.Linear(3, 1), mse, regression_data(), num_threads=2)
     assert torch.get_num_threads() == 2
+    fit(nn.Linear(3, 1), mse, regression_data())
+    assert torch.get_num_threads() == DEFAULT_NUM_THREADS == 1
 
 
 def test_fit_leaves_frozen_parameters_alone():
