@@ -7,7 +7,6 @@ feed-forward network, each wrapped in a residual connection and LayerNorm) turns
 contextual vector per position. Weights load from a Hugging Face BERT directory
 (``config.json``, ``model.safetensors``, ``vocab.txt``) with :meth:`BertModel.from_pretrained`.
 """
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -16,14 +15,14 @@ from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file
 from torch import nn
 
 from lmcourse.attention import MultiHeadAttention, causal_mask, padding_mask
 from lmcourse.masking import IGNORE_INDEX, mask_tokens
 from lmcourse.seed import DEFAULT_DEVICE
 from lmcourse.tokenize import WordPieceTokenizer, pad_encodings
-from lmcourse.validate import check_float, check_int, check_nonempty, check_type
+from lmcourse.validate import (check_float, check_int, check_nonempty, check_state_fits, check_token_ids,
+                               check_type, load_config, load_safetensors)
 
 
 @dataclass
@@ -47,6 +46,7 @@ class BertConfig:
         if self.d_model % self.num_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})")
         check_float(self.dropout, "dropout", minimum=0.0, maximum=1.0)
+        check_float(self.layer_norm_eps, "layer_norm_eps", minimum=0.0, strict_minimum=True)
         check_int(self.pad_id, "pad_id", minimum=0, maximum=self.vocab_size - 1)
 
     @classmethod
@@ -188,23 +188,18 @@ class BertModel(nn.Module):
         self.to(device)
 
     def _check_inputs(self, input_ids, token_type_ids, attention_mask):
-        check_type(input_ids, "input_ids", torch.Tensor)
-        if input_ids.dim() != 2 or input_ids.dtype != torch.long:
-            raise ValueError(f"input_ids must be int64 (batch, time), got {input_ids.dtype} "
-                             f"{tuple(input_ids.shape)}")
+        check_token_ids(input_ids, self.config.vocab_size, "input_ids")
+        if input_ids.dim() != 2:
+            raise ValueError(f"input_ids must be (batch, time), got shape {tuple(input_ids.shape)}")
         B, T = input_ids.shape
         if T > self.config.max_len:
             raise ValueError(f"input_ids has {T} positions but the position table has only "
                              f"max_len={self.config.max_len} rows; truncate the input")
-        if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= self.config.vocab_size):
-            raise ValueError(f"input_ids must be token ids in [0, {self.config.vocab_size}), got values in "
-                             f"[{input_ids.min().item()}, {input_ids.max().item()}]")
         for name, t in (("token_type_ids", token_type_ids), ("attention_mask", attention_mask)):
             if t is not None and tuple(t.shape) != (B, T):
                 raise ValueError(f"{name} must have the shape of input_ids {(B, T)}, got {tuple(t.shape)}")
-        if token_type_ids is not None and token_type_ids.numel() and (
-                token_type_ids.min() < 0 or token_type_ids.max() >= self.config.num_segments):
-            raise ValueError(f"token_type_ids must be in [0, {self.config.num_segments})")
+        if token_type_ids is not None:
+            check_token_ids(token_type_ids, self.config.num_segments, "token_type_ids")
 
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None,
                 attention_mask: torch.Tensor | None = None, output_hidden_states: bool = False,
@@ -234,9 +229,9 @@ class BertModel(nn.Module):
     @classmethod
     def from_pretrained(cls, directory: str | Path, device: str | torch.device = DEFAULT_DEVICE) -> "BertModel":
         """Load a Hugging Face BERT directory (``config.json`` + ``model.safetensors``)."""
-        config, state = _read_hf_directory(directory)
+        config, state, source = _read_hf_directory(directory)
         model = cls(config)
-        _load_hf_state(model, state, prefix="", heads={})
+        _load_hf_state(model, state, source, prefix="", heads={})
         return model.to(device).eval()
 
 
@@ -290,13 +285,13 @@ class BertForPreTraining(nn.Module):
     def from_pretrained(cls, directory: str | Path,
                         device: str | torch.device = DEFAULT_DEVICE) -> "BertForPreTraining":
         """Load a Hugging Face ``BertForPreTraining`` directory (encoder plus ``cls.*`` heads)."""
-        config, state = _read_hf_directory(directory)
+        config, state, source = _read_hf_directory(directory)
         model = cls(config)
         heads = {"cls.predictions.transform.dense": "mlm_dense",
                  "cls.predictions.transform.LayerNorm": "mlm_norm",
                  "cls.predictions.bias": "mlm_decoder.bias",
                  "cls.seq_relationship": "nsp"}
-        _load_hf_state(model, state, prefix="bert.", heads=heads)
+        _load_hf_state(model, state, source, prefix="bert.", heads=heads)
         return model.to(device).eval()
 
 
@@ -320,13 +315,14 @@ _HF_RENAMES = [
 ]
 
 
-def _read_hf_directory(directory) -> tuple[BertConfig, dict[str, torch.Tensor]]:
-    directory = Path(directory)
-    for name in ("config.json", "model.safetensors"):
-        if not (directory / name).exists():
-            raise FileNotFoundError(f"{directory} must hold {name} (a Hugging Face BERT directory)")
-    config = BertConfig.from_hf(json.loads((directory / "config.json").read_text()))
-    return config, load_file(str(directory / "model.safetensors"))
+def _read_hf_directory(directory) -> tuple[BertConfig, dict[str, torch.Tensor], str]:
+    """(config, stored tensors, a description of the files); ``ValueError`` naming a missing or bad file."""
+    config_file, weights_file = Path(directory) / "config.json", Path(directory) / "model.safetensors"
+    for path in (config_file, weights_file):
+        if not path.is_file():
+            raise ValueError(f"{path} is missing; expected a Hugging Face BERT directory")
+    config = load_config(config_file, BertConfig.from_hf)
+    return config, load_safetensors(weights_file), f"{weights_file} (with {config_file})"
 
 
 def hf_to_course_name(name: str, prefix: str = "") -> str | None:
@@ -342,8 +338,9 @@ def hf_to_course_name(name: str, prefix: str = "") -> str | None:
     return None
 
 
-def _load_hf_state(model: nn.Module, state: dict, prefix: str, heads: dict[str, str]) -> None:
-    """Copy a Hugging Face state dict into ``model``, reporting every missing, unused or misshapen tensor."""
+def _load_hf_state(model: nn.Module, state: dict, source: str, prefix: str, heads: dict[str, str]) -> None:
+    """Copy a Hugging Face state dict read from ``source`` into ``model``, reporting every missing,
+    unexpected or misshapen tensor before anything is copied."""
     ours = model.state_dict()
     new, unused = {}, []
     for name, tensor in state.items():
@@ -362,14 +359,8 @@ def _load_hf_state(model: nn.Module, state: dict, prefix: str, heads: dict[str, 
                     unused.append(name)
                 continue
         new[target] = tensor
-    tied = {f"{prefix}embeddings.token.weight"} if "mlm_decoder.weight" in ours else set()
-    missing = [k for k in ours if k not in new and not (k == "mlm_decoder.weight" and tied & new.keys())]
-    wrong = [f"{k}: file {tuple(v.shape)} vs model {tuple(ours[k].shape)}"
-             for k, v in new.items() if k in ours and v.shape != ours[k].shape]
-    extra = [k for k in new if k not in ours]
-    if missing or wrong or extra:
-        raise ValueError(f"weights do not fit {type(model).__name__}: missing {missing[:5]}, "
-                         f"misshapen {wrong[:5]}, unexpected {extra[:5]}")
+    tied = {"mlm_decoder.weight"} if f"{prefix}embeddings.token.weight" in new else set()
+    check_state_fits(ours, new, source, type(model).__name__, optional=tied)
     if "mlm_decoder.weight" in ours:
         new["mlm_decoder.weight"] = new[f"{prefix}embeddings.token.weight"]
     model.load_state_dict(new, strict=True)

@@ -15,7 +15,7 @@ from torch import nn
 from lmcourse.attention import MultiHeadAttention
 from lmcourse.data import random_windows
 from lmcourse.seed import DEFAULT_DEVICE
-from lmcourse.validate import check_float, check_int, check_probability, check_type
+from lmcourse.validate import check_float, check_int, check_probability, check_token_ids, check_type
 
 
 class BigramClozeGenerator:
@@ -26,13 +26,12 @@ class BigramClozeGenerator:
     """
 
     def __init__(self, ids, vocab_size: int, k: float = 0.1, special_ids: tuple[int, ...] = ()):
-        ids = torch.as_tensor(ids, dtype=torch.long)
+        ids = torch.as_tensor(ids)
         check_int(vocab_size, "vocab_size", minimum=2)
         check_float(k, "k", minimum=0.0, strict_minimum=True)
         if ids.dim() != 1 or len(ids) < 2:
             raise ValueError(f"ids must be a 1-D stream of at least 2 tokens, got shape {tuple(ids.shape)}")
-        if ids.min() < 0 or ids.max() >= vocab_size:
-            raise ValueError(f"ids must lie in [0, {vocab_size})")
+        check_token_ids(ids, vocab_size, "ids")
         counts = torch.zeros(vocab_size, vocab_size)
         counts.index_put_((ids[:-1], ids[1:]), torch.ones(len(ids) - 1), accumulate=True)
         # log p(b | a) = log (c(a, b) + k) / (c(a) + k V)
@@ -44,6 +43,8 @@ class BigramClozeGenerator:
 
     def logits(self, left: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
         """(N,) left and right neighbour ids -> (N, V) unnormalised log p(w | l _ r)."""
+        check_token_ids(left, self.vocab_size, "left")
+        check_token_ids(right, self.vocab_size, "right")
         scores = self.log_next[left] + self.log_next_t[right]       # (N, V) + (N, V)
         return scores.masked_fill(self.blocked, float("-inf"))
 
@@ -63,8 +64,8 @@ def replace_tokens(input_ids: torch.Tensor, cloze: BigramClozeGenerator, mask_pr
     whose sampled token equals the original counts as original. The first and last position of a
     row are never picked (the generator needs both neighbours, read from the original text).
     """
-    check_type(input_ids, "input_ids", torch.Tensor)
     check_type(cloze, "cloze", BigramClozeGenerator)
+    check_token_ids(input_ids, cloze.vocab_size, "input_ids")
     check_probability(mask_prob, "mask_prob")
     if input_ids.dim() != 2 or input_ids.size(1) < 3:
         raise ValueError(f"input_ids must be (batch, time >= 3), got shape {tuple(input_ids.shape)}")
@@ -114,7 +115,11 @@ class ReplacedTokenDetector(nn.Module):
                  d_ff: int | None = None, max_len: int = 128, device: str | torch.device = DEFAULT_DEVICE):
         super().__init__()
         check_int(vocab_size, "vocab_size", minimum=2)
+        check_int(d_model, "d_model", minimum=1)
+        check_int(num_heads, "num_heads", minimum=1)
         check_int(num_layers, "num_layers", minimum=1)
+        if d_ff is not None:
+            check_int(d_ff, "d_ff", minimum=1)
         check_int(max_len, "max_len", minimum=1)
         self.tok = nn.Embedding(vocab_size, d_model)
         self.pos = nn.Embedding(max_len, d_model)
@@ -125,6 +130,7 @@ class ReplacedTokenDetector(nn.Module):
         self.to(device)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        check_token_ids(ids, self.tok.num_embeddings, "ids")
         if ids.dim() != 2 or ids.size(1) > self.pos.num_embeddings:
             raise ValueError(f"ids must be (batch, time <= {self.pos.num_embeddings}), got {tuple(ids.shape)}")
         positions = torch.arange(ids.size(1), device=ids.device)

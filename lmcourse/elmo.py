@@ -12,7 +12,7 @@ from torch import nn
 
 from lmcourse.rnn import Recurrent
 from lmcourse.seed import DEFAULT_DEVICE
-from lmcourse.validate import check_float, check_int, check_type
+from lmcourse.validate import check_float, check_int, check_token_ids, check_type
 
 
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -49,6 +49,7 @@ class BiLM(nn.Module):
 
     def _directions(self, ids: torch.Tensor, lengths: torch.Tensor | None):
         """Token layer (B, T, d) and the per-layer outputs of each direction, in sentence order."""
+        check_token_ids(ids, self.vocab_size, "ids")
         if ids.dim() != 2:
             raise ValueError(f"ids must be (batch, time), got shape {tuple(ids.shape)}")
         if lengths is None:

@@ -15,7 +15,7 @@ from torch import nn
 
 from lmcourse.seed import DEFAULT_DEVICE, set_seed
 from lmcourse.train import History, fit
-from lmcourse.validate import check_float, check_int
+from lmcourse.validate import check_float, check_int, check_token_ids
 
 
 def glove_weight(x: torch.Tensor, x_max: float = 100.0, alpha: float = 0.75) -> torch.Tensor:
@@ -48,6 +48,8 @@ class GloVe(nn.Module):
                 table.weight.uniform_(-0.5 / dim, 0.5 / dim)
 
     def forward(self, i: torch.Tensor, j: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        check_token_ids(i, self.w.num_embeddings, "i")
+        check_token_ids(j, self.w_ctx.num_embeddings, "j")
         if not (i.shape == j.shape == x.shape) or i.dim() != 1:
             raise ValueError(f"i, j and x must be 1-D of equal length, got {tuple(i.shape)}, "
                              f"{tuple(j.shape)}, {tuple(x.shape)}")

@@ -10,20 +10,19 @@ delimiter and extract tokens (:func:`classification_input`, :func:`entailment_in
 :func:`similarity_inputs`, :func:`multiple_choice_inputs`), a linear head reads the last
 hidden state (:class:`GPTForTask`), and the LM loss is kept as an auxiliary loss (:func:`task_loss`).
 """
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file
 from torch import nn
 
 from lmcourse.attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention
 from lmcourse.sampling import greedy_next, sample_next
 from lmcourse.seed import DEFAULT_DEVICE
-from lmcourse.validate import check_float, check_int, check_nonempty, check_type
+from lmcourse.validate import (check_float, check_int, check_nonempty, check_state_fits, check_token_ids,
+                               check_type, load_config, load_safetensors)
 
 IGNORE_INDEX = -100  # targets with this value are left out of the loss (torch's default)
 
@@ -52,6 +51,22 @@ class GPTConfig:
         check_float(self.dropout, "dropout", minimum=0.0, maximum=1.0)
         check_float(self.layer_norm_eps, "layer_norm_eps", minimum=0.0, strict_minimum=True)
         check_type(self.tie_weights, "tie_weights", bool)
+
+    @classmethod
+    def from_hf(cls, hf: dict) -> "GPTConfig":
+        """From a Hugging Face GPT-2 ``config.json`` dictionary (GPT-2's own attention and GELU only)."""
+        activation = hf.get("activation_function", "gelu_new")
+        if activation not in ("gelu_new", "gelu_pytorch_tanh"):
+            raise ValueError(f"only GPT-2's tanh GELU is supported, config has {activation!r}")
+        for flag in ("scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"):
+            if hf.get(flag):
+                raise ValueError(f"config option {flag}=True is not supported")
+        if hf.get("scale_attn_weights") is False:
+            raise ValueError("config option scale_attn_weights=False is not supported")
+        return cls(vocab_size=hf["vocab_size"], context_size=hf["n_positions"], d_model=hf["n_embd"],
+                   num_layers=hf["n_layer"], num_heads=hf["n_head"], d_ff=hf.get("n_inner"),
+                   layer_norm_eps=hf.get("layer_norm_epsilon", 1e-5),
+                   tie_weights=hf.get("tie_word_embeddings", True))
 
 
 class CausalSelfAttention(MultiHeadAttention):
@@ -142,9 +157,9 @@ class GPT(nn.Module):
             nn.init.zeros_(module.bias)
 
     def _check_ids(self, ids: torch.Tensor) -> None:
-        check_type(ids, "ids", torch.Tensor)
-        if ids.dim() != 2 or ids.dtype != torch.long:
-            raise ValueError(f"ids must be a (batch, time) int64 tensor, got {tuple(ids.shape)} {ids.dtype}")
+        check_token_ids(ids, self.config.vocab_size, "ids")
+        if ids.dim() != 2:
+            raise ValueError(f"ids must be (batch, time) token ids, got shape {tuple(ids.shape)}")
         if ids.size(1) > self.config.context_size:
             raise ValueError(f"ids has {ids.size(1)} positions but context_size is "
                              f"{self.config.context_size}; crop or split the input")
@@ -195,27 +210,17 @@ class GPT(nn.Module):
         GPT-2 stores its linear layers as ``Conv1D`` with weight (in, out), used as ``x @ W + b``;
         ``nn.Linear`` keeps (out, in), so every matrix is transposed. The fused ``c_attn`` weight
         (d, 3d) holds the Q, K and V projections side by side and is split into three.
+        Files that are missing, corrupt or of another model raise ``ValueError`` naming the file.
         """
-        directory = Path(directory)
-        for name in ("config.json", "model.safetensors"):
-            if not (directory / name).exists():
-                raise FileNotFoundError(f"{directory} has no {name}; expected a Hugging Face GPT-2 directory")
-        hf = json.loads((directory / "config.json").read_text())
-        activation = hf.get("activation_function", "gelu_new")
-        if activation not in ("gelu_new", "gelu_pytorch_tanh"):
-            raise ValueError(f"only GPT-2's tanh GELU is supported, config has {activation!r}")
-        for flag in ("scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn"):
-            if hf.get(flag):
-                raise ValueError(f"config option {flag}=True is not supported")
-        if hf.get("scale_attn_weights") is False:
-            raise ValueError("config option scale_attn_weights=False is not supported")
-        config = GPTConfig(vocab_size=hf["vocab_size"], context_size=hf["n_positions"],
-                           d_model=hf["n_embd"], num_layers=hf["n_layer"], num_heads=hf["n_head"],
-                           d_ff=hf.get("n_inner"), layer_norm_eps=hf.get("layer_norm_epsilon", 1e-5),
-                           tie_weights=hf.get("tie_word_embeddings", True))
-        stored = load_file(str(directory / "model.safetensors"))
+        config_file, weights_file = Path(directory) / "config.json", Path(directory) / "model.safetensors"
+        for path in (config_file, weights_file):
+            if not path.is_file():
+                raise ValueError(f"{path} is missing; expected a Hugging Face GPT-2 directory")
+        config = load_config(config_file, GPTConfig.from_hf)
+        stored = load_safetensors(weights_file)
         # GPT2LMHeadModel prefixes names with "transformer."; a bare GPT2Model does not
         stored = {k.removeprefix("transformer."): v for k, v in stored.items()}
+        _check_gpt2_tensors(stored, config, weights_file, config_file)
         d = config.d_model
         state = {"wte.weight": stored["wte.weight"], "wpe.weight": stored["wpe.weight"],
                  "ln_f.weight": stored["ln_f.weight"], "ln_f.bias": stored["ln_f.bias"]}
@@ -236,6 +241,21 @@ class GPT(nn.Module):
         model = cls(config)
         model.load_state_dict({k: v.contiguous() for k, v in state.items()}, strict=True)
         return model.to(device)
+
+
+def _check_gpt2_tensors(stored: dict, config: GPTConfig, weights_file: Path, config_file: Path) -> None:
+    """Raise ``ValueError`` naming ``weights_file`` unless ``stored`` holds every tensor of a Hugging Face
+    GPT-2 with the shape ``config`` gives it (``Conv1D`` weights are (in, out)); others are ignored."""
+    V, P, d, f = config.vocab_size, config.context_size, config.d_model, config.d_ff
+    shapes = {"wte.weight": (V, d), "wpe.weight": (P, d), "ln_f.weight": (d,), "ln_f.bias": (d,)}
+    for i in range(config.num_layers):
+        for name, weight in (("attn.c_attn", (d, 3 * d)), ("attn.c_proj", (d, d)), ("mlp.c_fc", (d, f)),
+                             ("mlp.c_proj", (f, d)), ("ln_1", (d,)), ("ln_2", (d,))):
+            shapes[f"h.{i}.{name}.weight"], shapes[f"h.{i}.{name}.bias"] = weight, weight[-1:]
+    if not config.tie_weights:
+        shapes["lm_head.weight"] = (V, d)
+    check_state_fits(shapes, {k: v for k, v in stored.items() if k in shapes}, str(weights_file),
+                     f"the GPT-2 that {config_file} describes")
 
 
 def lm_loss(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:

@@ -14,7 +14,7 @@ from torch import nn
 from lmcourse.rnn import Recurrent, set_forget_bias
 from lmcourse.seed import DEFAULT_DEVICE
 from lmcourse.train import fit
-from lmcourse.validate import check_int
+from lmcourse.validate import check_int, check_token_ids
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,7 @@ class SequenceClassifier(nn.Module):
         super().__init__()
         check_int(vocab_size, "vocab_size", minimum=2)
         check_int(num_classes, "num_classes", minimum=2)
+        check_int(embed_dim, "embed_dim", minimum=1)
         self.embedding = nn.Embedding(vocab_size, embed_dim, device=device)
         self.rnn = Recurrent(mode, embed_dim, hidden_size, fast=fast, device=device)
         if mode == "lstm":
@@ -70,6 +71,7 @@ class SequenceClassifier(nn.Module):
         self.head = nn.Linear(hidden_size, num_classes, device=device)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        check_token_ids(ids, self.embedding.num_embeddings, "ids")
         h, _ = self.rnn(self.embedding(ids))       # (B, T) -> (B, T, E) -> (B, T, H)
         return self.head(h[:, -1])                 # (B, H) @ (H, C) -> (B, C)
 

@@ -16,7 +16,7 @@ from torch import nn
 
 from lmcourse.ngram import BOS, EOS
 from lmcourse.seed import DEFAULT_DEVICE
-from lmcourse.validate import check_float, check_int, check_nonempty, check_type
+from lmcourse.validate import check_float, check_int, check_nonempty, check_token_ids, check_type
 from lmcourse.vocab import Vocab
 
 
@@ -43,6 +43,7 @@ class NNLM(nn.Module):
         self.drop = nn.Dropout(dropout)
 
     def forward(self, context: torch.Tensor) -> torch.Tensor:
+        check_token_ids(context, self.vocab_size, "context")
         if context.dim() != 2 or context.size(1) != self.context_size:
             raise ValueError(f"context must be (batch, {self.context_size}) word ids, got {tuple(context.shape)}")
         x = self.C(context).flatten(1)                        # (B, n-1) -> (B, n-1, m) -> (B, (n-1) m)

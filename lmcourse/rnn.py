@@ -13,7 +13,7 @@ from torch.func import functional_call
 
 from lmcourse.sampling import sample_next
 from lmcourse.seed import DEFAULT_DEVICE
-from lmcourse.validate import check_float, check_int, check_type
+from lmcourse.validate import check_float, check_int, check_token_ids, check_type
 
 MODES = ("rnn", "lstm", "gru")
 #: gate blocks stacked in weight_ih / weight_hh, in torch.nn's order
@@ -222,6 +222,7 @@ class RecurrentLM(nn.Module):
         self.head = nn.Linear(hidden_size, vocab_size, device=device)
 
     def forward(self, ids: torch.Tensor, state=None):
+        check_token_ids(ids, self.vocab_size, "ids")
         if ids.dim() != 2:
             raise ValueError(f"ids must be (batch, time), got shape {tuple(ids.shape)}")
         x = self.embedding(ids)                        # (B, T) -> (B, T, E)

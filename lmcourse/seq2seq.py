@@ -12,7 +12,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from lmcourse.attention import AdditiveScore, attend
-from lmcourse.validate import check_int
+from lmcourse.validate import check_int, check_token_ids
 
 
 class BahdanauSeq2Seq(nn.Module):
@@ -32,7 +32,7 @@ class BahdanauSeq2Seq(nn.Module):
         for value, name in ((src_vocab_size, "src_vocab_size"), (tgt_vocab_size, "tgt_vocab_size"),
                             (d_embed, "d_embed"), (d_hidden, "d_hidden")):
             check_int(value, name, minimum=1)
-        check_int(pad_id, "pad_id", minimum=0)
+        check_int(pad_id, "pad_id", minimum=0, maximum=min(src_vocab_size, tgt_vocab_size) - 1)
         self.pad_id = pad_id
         self.src_embed = nn.Embedding(src_vocab_size, d_embed, padding_idx=pad_id)
         self.tgt_embed = nn.Embedding(tgt_vocab_size, d_embed, padding_idx=pad_id)
@@ -44,8 +44,9 @@ class BahdanauSeq2Seq(nn.Module):
 
     def encode(self, src: torch.Tensor):
         """src (B, S) -> (annotations (B, S, 2H), key mask (B, 1, S), initial state (B, H))."""
-        if not isinstance(src, torch.Tensor) or src.dim() != 2 or src.dtype != torch.long:
-            raise ValueError("src must be a (batch, time) tensor of token ids (long)")
+        check_token_ids(src, self.src_embed.num_embeddings, "src")
+        if src.dim() != 2:
+            raise ValueError(f"src must be (batch, time) token ids, got shape {tuple(src.shape)}")
         real = src != self.pad_id                                            # (B, S)
         lengths = real.sum(1).clamp(min=1).cpu()
         packed = pack_padded_sequence(self.src_embed(src), lengths, batch_first=True, enforce_sorted=False)
@@ -64,6 +65,7 @@ class BahdanauSeq2Seq(nn.Module):
         return logits, state, weights.squeeze(1)
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor):
+        check_token_ids(tgt_in, self.tgt_embed.num_embeddings, "tgt_in")
         h, mask, state = self.encode(src)
         uk = self.score.U(h)                      # keys are projected once, reused at every step
         logits, weights = [], []

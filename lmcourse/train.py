@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from safetensors import safe_open
 from safetensors.torch import load_model, save_model
 
 from lmcourse.seed import DEFAULT_DEVICE, DEFAULT_NUM_THREADS, set_seed
-from lmcourse.validate import check_float, check_int, check_type
+from lmcourse.validate import check_float, check_int, check_state_fits, check_type, safetensors_shapes
 
 #: set LMCOURSE_PROGRESS=0 to silence progress bars (the tests and the notebook refresh do)
 PROGRESS_ENV = "LMCOURSE_PROGRESS"
@@ -203,26 +202,17 @@ def save_checkpoint(model: torch.nn.Module, path: str | Path) -> Path:
 def load_checkpoint(model: torch.nn.Module, path: str | Path) -> torch.nn.Module:
     """Load weights saved by :func:`save_checkpoint` into ``model``, checking names and shapes.
 
-    Raises ``ValueError`` listing every tensor whose shape differs from the model's, and every
-    name missing on either side, before any weight is changed.
+    Raises ``FileNotFoundError`` if there is no file, and ``ValueError`` naming ``path`` if it is
+    not a safetensors file (empty, truncated, corrupt, another format) or does not fit the model
+    (every misshapen, missing or unexpected tensor listed), before any weight is changed.
     """
     check_type(model, "model", torch.nn.Module)
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no checkpoint at {path}")
-    expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
-    with safe_open(str(path), framework="pt") as f:
-        stored = {k: tuple(f.get_slice(k).get_shape()) for k in f.keys()}
-    problems = [f"{k}: checkpoint {stored[k]} vs model {expected[k]}"
-                for k in sorted(stored.keys() & expected.keys()) if stored[k] != expected[k]]
-    problems += [f"{k}: in the checkpoint but not in the model" for k in sorted(stored.keys() - expected.keys())]
-    missing = expected.keys() - stored.keys()
+    stored = safetensors_shapes(path)
     # tied weights are saved once; a missing name is fine if it shares storage with a stored one
     shared = _tied_names(model)
-    problems += [f"{k}: in the model but not in the checkpoint" for k in sorted(missing)
-                 if not (shared.get(k, set()) & stored.keys())]
-    if problems:
-        raise ValueError(f"checkpoint {path} does not fit {type(model).__name__}:\n  " + "\n  ".join(problems))
+    tied = {k for k in model.state_dict() if shared.get(k, set()) & stored.keys()}
+    check_state_fits(model.state_dict(), stored, f"checkpoint {path}", type(model).__name__, optional=tied)
     load_model(model, str(path), strict=True)
     return model
 

@@ -38,6 +38,8 @@ class DigitsCNN(nn.Module):
         if len(channels) != 2:
             raise ValueError(f"channels must hold 2 sizes, got {channels}")
         c1, c2 = channels
+        check_int(c1, "channels[0]", minimum=1)
+        check_int(c2, "channels[1]", minimum=1)
         self.features = nn.Sequential(
             nn.Conv2d(1, c1, 3, padding=1), nn.ReLU(),      # edges and strokes
             nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(),     # combinations of strokes

@@ -14,7 +14,7 @@ from torch import nn
 
 from lmcourse.attention import MultiHeadAttention, causal_mask, padding_mask
 from lmcourse.positional import LearnedPositionalEncoding, SinusoidalPositionalEncoding
-from lmcourse.validate import check_float, check_int, check_type
+from lmcourse.validate import check_float, check_int, check_token_ids, check_type
 
 
 class FeedForward(nn.Module):
@@ -25,6 +25,7 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
+        check_int(d_model, "d_model", minimum=1)
         check_int(d_ff, "d_ff", minimum=1)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
@@ -125,6 +126,19 @@ class TransformerConfig:
     causal: bool = True        # decoder self-attention masks the future (False only to show the leak)
     pad_id: int = 0            # padding id, the same in source and target vocabularies
 
+    def __post_init__(self):
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "num_encoder_layers",
+                     "num_decoder_layers", "d_ff", "max_len"):
+            check_int(getattr(self, name), name, minimum=1)
+        if self.d_model % self.num_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by num_heads ({self.num_heads})")
+        check_float(self.dropout, "dropout", minimum=0.0, maximum=1.0)
+        check_type(self.norm_first, "norm_first", bool)
+        if self.positional not in ("sinusoidal", "learned", "none"):
+            raise ValueError(f"positional must be 'sinusoidal', 'learned' or 'none', got {self.positional!r}")
+        check_type(self.causal, "causal", bool)
+        check_int(self.pad_id, "pad_id", minimum=0, maximum=min(self.src_vocab_size, self.tgt_vocab_size) - 1)
+
 
 class Seq2SeqTransformer(nn.Module):
     """Encoder-decoder Transformer for translation.
@@ -137,13 +151,6 @@ class Seq2SeqTransformer(nn.Module):
         super().__init__()
         check_type(config, "config", TransformerConfig)
         c = config
-        check_int(c.src_vocab_size, "src_vocab_size", minimum=1)
-        check_int(c.tgt_vocab_size, "tgt_vocab_size", minimum=1)
-        check_int(c.num_encoder_layers, "num_encoder_layers", minimum=1)
-        check_int(c.num_decoder_layers, "num_decoder_layers", minimum=1)
-        check_int(c.max_len, "max_len", minimum=1)
-        if c.positional not in ("sinusoidal", "learned", "none"):
-            raise ValueError(f"positional must be 'sinusoidal', 'learned' or 'none', got {c.positional!r}")
         self.config = c
         self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model, padding_idx=c.pad_id)
         self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model, padding_idx=c.pad_id)
@@ -165,8 +172,9 @@ class Seq2SeqTransformer(nn.Module):
         self.out_proj = nn.Linear(c.d_model, c.tgt_vocab_size)
 
     def _embed(self, ids, embed, pos, name):
-        if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.dtype != torch.long:
-            raise ValueError(f"{name} must be a (batch, time) tensor of token ids (long)")
+        check_token_ids(ids, embed.num_embeddings, name)
+        if ids.dim() != 2:
+            raise ValueError(f"{name} must be (batch, time) token ids, got shape {tuple(ids.shape)}")
         return pos(embed(ids) * math.sqrt(self.config.d_model))   # (B, T) -> (B, T, d_model)
 
     def encode(self, src: torch.Tensor, need_weights: bool = False):

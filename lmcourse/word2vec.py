@@ -21,7 +21,7 @@ from torch import nn
 
 from lmcourse.seed import DEFAULT_DEVICE, set_seed
 from lmcourse.train import History, progress_enabled
-from lmcourse.validate import check_float, check_int, check_nonempty, check_type
+from lmcourse.validate import check_float, check_int, check_nonempty, check_token_ids, check_type
 from lmcourse.vocab import Vocab
 
 
@@ -45,7 +45,7 @@ class Word2Vec(nn.Module):
             self.out_embed.weight.zero_()
 
     def forward(self, inputs: torch.Tensor, input_mask: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        _check_batch(inputs, input_mask, targets)
+        _check_batch(self, inputs, input_mask, targets)
         mask = input_mask.unsqueeze(-1).to(self.in_embed.weight.dtype)              # (B, L, 1)
         h = (self.in_embed(inputs) * mask).sum(1) / mask.sum(1).clamp(min=1)         # (B, L, d) -> (B, d)
         u = self.out_embed(targets)                                                 # (B, 1+K, d)
@@ -73,7 +73,7 @@ def sgd_step(model: Word2Vec, inputs: torch.Tensor, input_mask: torch.Tensor, ta
     Repeated words in a batch add their updates, as summed per-example SGD steps would.
     """
     check_type(model, "model", Word2Vec)
-    _check_batch(inputs, input_mask, targets)
+    _check_batch(model, inputs, input_mask, targets)
     check_float(lr, "lr", minimum=0.0)
     W_in, W_out = model.in_embed.weight, model.out_embed.weight                      # (V, d)
     (B, L), d = inputs.shape, W_in.size(1)
@@ -95,7 +95,9 @@ def sgd_step(model: Word2Vec, inputs: torch.Tensor, input_mask: torch.Tensor, ta
     return -F.logsigmoid((2 * labels - 1) * scores).sum(1).mean()
 
 
-def _check_batch(inputs: torch.Tensor, input_mask: torch.Tensor, targets: torch.Tensor) -> None:
+def _check_batch(model: Word2Vec, inputs: torch.Tensor, input_mask: torch.Tensor, targets: torch.Tensor) -> None:
+    check_token_ids(inputs, model.in_embed.num_embeddings, "inputs")
+    check_token_ids(targets, model.out_embed.num_embeddings, "targets")
     if inputs.dim() != 2 or input_mask.shape != inputs.shape or targets.dim() != 2 \
             or targets.size(0) != inputs.size(0):
         raise ValueError(f"expected inputs (B, L), input_mask (B, L), targets (B, 1+K); got "
@@ -205,8 +207,7 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
     ids = torch.tensor([i for s in sentences for i in s], dtype=torch.long)           # (N,)
     if len(ids) < 2:
         raise ValueError("sentences must hold at least 2 words in total")
-    if ids.min() < 0 or ids.max() >= vocab_size:
-        raise ValueError(f"word ids must lie in [0, {vocab_size})")
+    check_token_ids(ids, vocab_size, "sentences")
     sent = torch.repeat_interleave(torch.arange(len(sentences)), torch.tensor([len(s) for s in sentences]))
     counts = torch.bincount(ids, minlength=vocab_size).clamp(min=1)
     keep = keep_probabilities(counts, sample)                                         # (V,)

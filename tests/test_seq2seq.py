@@ -52,5 +52,5 @@ def test_learns_to_reverse():
 def test_bad_inputs():
     with pytest.raises(ValueError, match="d_hidden"):
         BahdanauSeq2Seq(10, 10, d_hidden=0)
-    with pytest.raises(ValueError, match="src must be"):
+    with pytest.raises(TypeError, match="src must hold token ids"):
         _model()(torch.tensor([1.0, 2.0]), torch.tensor([[2]]))

@@ -137,7 +137,7 @@ def test_bad_inputs():
         _tiny_model(positional="rotary")
     with pytest.raises(TypeError, match="config"):
         Seq2SeqTransformer({"d_model": 16})
-    with pytest.raises(ValueError, match="src must be"):
+    with pytest.raises(TypeError, match="src must hold token ids"):
         _tiny_model()(torch.tensor([4.0, 5.0]), torch.tensor([[2]]))
     with pytest.raises(ValueError, match="one sentence"):
         beam_search(_tiny_model(), torch.tensor([[4], [5]]), 2, 3)

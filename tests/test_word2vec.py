@@ -106,7 +106,7 @@ def test_bad_inputs():
         encode_corpus([["a", "b"]], min_count=5)
     with pytest.raises(ValueError, match="window must be"):
         train_word2vec([[0, 1, 2]], 3, window=0)
-    with pytest.raises(ValueError, match="word ids"):
+    with pytest.raises(ValueError, match="sentences holds id 7"):
         train_word2vec([[0, 1, 7]], 3)
     with pytest.raises(ValueError, match="lr must be"):
         train_word2vec([[0, 1, 2]], 3, lr=-0.1)
