@@ -17,7 +17,9 @@ from pathlib import Path
 
 DECIMAL = re.compile(r"(?<![\w.,])(\d+\.\d+)(?![\w.]*\d)\s*(%|k\b|M\b|B\b|million|billion)?")
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
-SCALE = {None: 1.0, "%": 100.0, "k": 1e-3, "M": 1e-6, "million": 1e-6, "B": 1e-9, "billion": 1e-9}
+# what a printed number is multiplied by to read in the prose's unit (a share prints as 0.165 or 16.5%)
+SCALES = {None: (1.0,), "%": (100.0, 1.0), "k": (1e-3,), "M": (1e-6,), "million": (1e-6,),
+          "B": (1e-9,), "billion": (1e-9,)}
 CITATION = re.compile(r"\{(foot)?cite[:\w]*\}")
 EXEMPT = [
     re.compile(r"^(`{3,})(python|bash|text|)[ \t]*$.*?^\1[ \t]*$", re.S | re.M),  # code blocks
@@ -59,8 +61,9 @@ def printed_numbers(text: str) -> list[float]:
 
 def supported(digits: str, unit: str | None, numbers: list[float]) -> bool:
     places = len(digits.split(".")[1])
-    value, scale = float(digits), SCALE[unit]
-    return any(abs(round(n * scale, places) - value) < 10 ** -(places + 3) for n in numbers)
+    value = float(digits)
+    return any(abs(round(n * scale, places) - value) < 10 ** -(places + 3)
+               for scale in SCALES[unit] for n in numbers)
 
 
 def notebook_texts(path: Path) -> tuple[str, str, str]:

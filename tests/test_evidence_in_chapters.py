@@ -39,3 +39,4 @@ def test_a_typed_number_is_caught_and_a_printed_one_passes():
     assert [prose_numbers.supported(d, u, printed) for d, u in stated] == [True, True, True]
     assert not prose_numbers.supported("0.94", None, printed)
     assert not prose_numbers.supported("22.8", "M", printed)
+    assert prose_numbers.supported("16.5", "%", prose_numbers.printed_numbers("<unk> 16.5% of tokens"))
