@@ -54,10 +54,11 @@ def _truth(holds) -> bool:
     return bool(holds)
 
 
-def claim(statement: str, holds, **measured) -> bool:
-    """Print ``✔ statement (name = value, ...)`` if ``holds``, else ``✘ ...``; return ``holds``.
+def claim(statement: str, holds, **measured) -> None:
+    """Print ``✔ statement (name = value, ...)`` if ``holds``, else ``✘ ...``.
 
     Under ``LMCOURSE_CLAIMS=strict`` a claim that does not hold raises :class:`ClaimFailed`.
+    Returns nothing, so a cell that ends with a claim shows only its line.
     """
     check_type(statement, "statement", str)
     if not statement.strip():
@@ -68,4 +69,3 @@ def claim(statement: str, holds, **measured) -> bool:
     print(line, flush=True)
     if not ok and os.environ.get(STRICT_ENV) == "strict":
         raise ClaimFailed(line)
-    return ok
