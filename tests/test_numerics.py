@@ -1,4 +1,5 @@
 """Reference numerics: this machine computes the same bits as the machines recorded before."""
+import importlib.util
 import json
 import os
 import platform
@@ -13,11 +14,11 @@ import torch
 
 ROOT = Path(__file__).parents[1]
 RECORD = json.loads((ROOT / "tests/data/numerics_fingerprints.json").read_text())
-
-
-def reference_settings() -> dict[str, str]:
-    lines = (line.strip() for line in (ROOT / "numerics.env").read_text().splitlines())
-    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+# numerics.env is read by the root conftest.py; use its reader rather than a second one
+_spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
+_root_conftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_root_conftest)
+reference_settings = _root_conftest.reference_settings
 
 
 def test_conftest_applies_the_reference_settings():
