@@ -2,23 +2,78 @@
 import pytest
 import torch
 
-from lmcourse.data import (analogy_questions, gensim_data_path, lm_batches, news_documents,
-                           polarity_sentences, random_windows, simlex999, toy_corpus,
-                           toy_corpus_names, train_test_split, wordsim353)
+from lmcourse.data import (analogy_questions, gensim_data_path, lm_batches, near_duplicates,
+                           news_documents, polarity_sentences, random_windows, simlex999, toy_corpus,
+                           toy_corpus_names, train_test_split, wiki_articles, wiki_text, wordsim353)
+
+CORPORA = {"news": news_documents, "wiki": wiki_articles}
 
 
-def test_news_split_is_fixed_disjoint_and_complete():
-    splits = {s: news_documents(s) for s in ("train", "valid", "test")}
-    assert [len(splits[s]) for s in ("train", "valid", "test")] == [239, 30, 30]
-    everything = news_documents("all")
-    assert len(everything) == 300
-    assert set(sum(splits.values(), [])) < set(everything)
-    assert news_documents("valid") == splits["valid"]  # deterministic
+@pytest.mark.parametrize("corpus, sizes", [("news", (231, 29, 29)), ("wiki", (76, 10, 10))])
+def test_corpus_split_is_fixed_disjoint_and_complete(corpus, sizes):
+    documents = CORPORA[corpus]
+    splits = {s: documents(s) for s in ("train", "valid", "test")}
+    assert tuple(len(splits[s]) for s in ("train", "valid", "test")) == sizes
+    assert sorted(sum(splits.values(), [])) == sorted(documents("all"))
+    assert documents("valid") == splits["valid"]  # deterministic
 
 
-def test_news_split_rejects_unknown_split():
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_no_held_out_article_repeats_a_training_article(corpus):
+    """Neither exactly nor nearly: no valid or test article shares half its word 5-grams with a
+    training article (the raw news file holds 7 byte-identical copies and 4 near copies)."""
+    documents = CORPORA[corpus]
+    train, held_out = documents("train"), documents("valid") + documents("test")
+    assert not set(train) & set(held_out)
+    assert near_duplicates(train + held_out) == []
+
+
+def test_near_duplicates_finds_copies_extensions_and_merges():
+    a = "the cat sat on the mat and looked at the dog for a long while"
+    b = "stocks fell sharply on monday as investors weighed the latest figures from the bank"
+    c = "rain is expected across the south coast tonight with strong winds near the ranges"
+    assert near_duplicates([a, b, a]) == [2]                      # a copy
+    assert near_duplicates([a, b, a + " then it slept"]) == [2]   # one sentence added
+    assert near_duplicates([a, c, c + " " + b + " " + a]) == [2]  # two stories appended
+    assert near_duplicates([a, b, c]) == []
+    with pytest.raises(ValueError, match="threshold"):
+        near_duplicates([a, b], threshold=0.0)
+
+
+def test_news_corpus_drops_the_repeated_articles():
+    raw = gensim_data_path("lee_background.cor").read_text(encoding="utf-8").splitlines()
+    raw = [line.strip() for line in raw if line.strip()]
+    assert len(raw) == 300 and len(set(raw)) == 293    # 7 byte-identical copies
+    assert len(news_documents("all")) == 289           # and 4 near copies
+
+
+def test_wiki_corpus_is_large_and_clean():
+    articles = wiki_articles("all")
+    assert sum(len(a.split()) for a in articles) >= 400_000
+    text = "\n".join(articles)
+    for markup in ("[[", "]]", "{{", "}}", "==", "''", "<ref", "</", "|", "&nbsp;", "&amp;", "http",
+                   "Category:", "File:", "thumb|"):
+        assert markup not in text, f"wiki markup {markup!r} survived"
+    assert "Anarchism is a political philosophy" in text  # case and punctuation kept
+
+
+def test_wiki_text_keeps_prose_and_drops_markup():
+    wikitext = ("'''Albedo''' is the [[diffuse reflection|measure]] of reflection{{cite|x}} of light by a surface.<ref>A</ref>\n"
+                "==History==\n* a list item that is long enough to be counted as words\n"
+                "{| class=\"wikitable\"\n|-\n! Header\n|-\n| a table cell with several words in it here\n|}\n"
+                "It is measured on a scale from zero to one, as the text here says.\n"
+                "==References==\nEverything here is a reference and should go away entirely.")
+    assert wiki_text(wikitext).splitlines() == [
+        "Albedo is the measure of reflection of light by a surface.",
+        "It is measured on a scale from zero to one, as the text here says."]
+    with pytest.raises(TypeError, match="wikitext"):
+        wiki_text(b"bytes")
+
+
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_corpus_rejects_unknown_split(corpus):
     with pytest.raises(ValueError, match="split must be one of"):
-        news_documents("dev")
+        CORPORA[corpus]("dev")
 
 
 def test_polarity_sentences_are_balanced_and_decoded():
