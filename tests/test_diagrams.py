@@ -1,0 +1,106 @@
+"""Every diagram draws, renders to PNG, keeps its text inside the figure and free of overlaps, and
+checks its keyword arguments."""
+import io
+import itertools
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from lmcourse import diagrams  # noqa: E402
+from lmcourse.diagrams import DIAGRAMS  # noqa: E402
+
+#: non-default settings that change a diagram's layout, drawn as well as the defaults
+VARIANTS = [
+    ("nnlm", {"context_size": 2, "direct": False}),
+    ("nnlm", {"context_size": 4}),
+    ("cbow_and_skipgram", {"window": 3}),
+    ("rnn_unrolled", {"steps": 5}),
+    ("lstm_cell", {"equations": False}),
+    ("elmo", {"focus": 0}),
+    ("seq2seq_attention", {"step": 3}),
+    ("attention", {"shapes": False}),
+    ("what_each_model_sees", {"position": 1, "matrices": False}),
+    ("gpt_input_transformations", {"choices": 4}),
+]
+
+BAD = [
+    ("nnlm", {"context_size": 1}, ValueError, "context_size"),
+    ("nnlm", {"context_size": 2.0}, TypeError, "context_size"),
+    ("nnlm", {"direct": "yes"}, TypeError, "direct"),
+    ("cbow_and_skipgram", {"window": 9}, ValueError, "window"),
+    ("rnn_unrolled", {"steps": 1}, ValueError, "steps"),
+    ("lstm_cell", {"equations": 1}, TypeError, "equations"),
+    ("gru_cell", {"equations": None}, TypeError, "equations"),
+    ("elmo", {"focus": 4}, ValueError, "focus"),
+    ("seq2seq_attention", {"step": True}, TypeError, "step"),
+    ("attention", {"shapes": "no"}, TypeError, "shapes"),
+    ("transformer_layers", {"shapes": 0}, TypeError, "shapes"),
+    ("what_each_model_sees", {"position": 0}, ValueError, "position"),
+    ("what_each_model_sees", {"matrices": "all"}, TypeError, "matrices"),
+    ("gpt_input_transformations", {"choices": 1}, ValueError, "choices"),
+]
+
+
+def check_figure(fig: Figure, render: bool = True) -> None:
+    """A figure with text, all of it inside the figure and no two labels overlapping; ``render``:
+    it also renders to PNG (text extents need no rendering, so variants skip the slow part)."""
+    assert isinstance(fig, Figure)
+    assert fig.axes
+    if render:
+        png = io.BytesIO()
+        fig.savefig(png, format="png", dpi=100)   # draws the figure
+        assert png.getvalue().startswith(b"\x89PNG")
+    renderer = fig.canvas.get_renderer()
+    texts = [t for ax in fig.axes for t in ax.texts] + list(fig.texts)
+    labels = [(t.get_text(), t.get_window_extent(renderer)) for t in texts
+              if t.get_visible() and t.get_text().strip()]
+    assert labels, "a diagram without any text"
+    page = fig.bbox
+    for text, box in labels:
+        assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1, f"{text!r} runs off the side"
+        assert page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1, f"{text!r} runs off the top or bottom"
+    for (a, box_a), (b, box_b) in itertools.combinations(labels, 2):
+        overlap = (min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0) > 1
+                   and min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0) > 1)
+        assert not overlap, f"labels {a!r} and {b!r} overlap"
+
+
+@pytest.mark.parametrize("name", sorted(DIAGRAMS))
+def test_diagram_draws_cleanly(name):
+    fig = DIAGRAMS[name]()
+    try:
+        check_figure(fig)
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize(("name", "kwargs"), VARIANTS, ids=[f"{n}-{k}" for n, k in VARIANTS])
+def test_diagram_variant_draws_cleanly(name, kwargs):
+    fig = DIAGRAMS[name](**kwargs)
+    try:
+        check_figure(fig, render=False)
+    finally:
+        plt.close(fig)
+
+
+def test_registry_holds_the_public_functions():
+    for name, function in DIAGRAMS.items():
+        assert getattr(diagrams, name) is function
+        assert function.__doc__
+
+
+@pytest.mark.parametrize(("name", "kwargs", "error", "argument"), BAD,
+                         ids=[f"{n}-{k}" for n, k, *_ in BAD])
+def test_bad_keyword_arguments_are_rejected(name, kwargs, error, argument):
+    with pytest.raises(error, match=argument):
+        DIAGRAMS[name](**kwargs)
+
+
+@pytest.mark.parametrize("name", sorted(DIAGRAMS))
+def test_unknown_keyword_argument_is_a_type_error(name):
+    with pytest.raises(TypeError):
+        DIAGRAMS[name](colour="red")
