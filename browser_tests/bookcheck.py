@@ -30,6 +30,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-dev-shm-usage"]
 WIDGET_VIEW = 'script[type="application/vnd.jupyter.widget-view+json"]'
 WIDGET_STATE = 'script[type="application/vnd.jupyter.widget-state+json"]'
+QUIZ = "div[data-numquestions]"   # a jupyterquiz quiz (lmcourse.quiz); its script adds the questions
 # What each kind of problem means, in the words a failing test prints.
 KINDS = {
     "http": "the page did not load with HTTP 200",
@@ -44,6 +45,7 @@ KINDS = {
     "traceback": "a notebook output that is an error traceback",
     "math": "math that MathJax did not typeset",
     "widget": "a saved widget view that did not render",
+    "quiz": "a self-check quiz that did not show its questions",
 }
 # Errors that every page of a Jupyter Book 1.0 build shows whatever the book's content, each with
 # its origin. They are matched exactly, reported as tolerated, and fail nothing; anything else does.
@@ -68,6 +70,7 @@ class PageReport:
     problems: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     widget_views: int = 0
     static_sliders: int = 0
+    quizzes: int = 0
     images: int = 0
     internal_links: int = 0
     tolerated: list[str] = field(default_factory=list)
@@ -212,8 +215,11 @@ _COLLECT = """() => {
     }),
     states: [...document.querySelectorAll('%s')].map(s => s.textContent),
     sliders: document.querySelectorAll('input.anim-slider').length,
+    quizzes: [...document.querySelectorAll('%s')].map(d => ({id: d.id,
+        expected: parseInt(d.dataset.numquestions, 10),
+        shown: [...d.querySelectorAll('.Quiz')].filter(visible).length})),
   };
-}""" % (WIDGET_VIEW, WIDGET_STATE)
+}""" % (WIDGET_VIEW, WIDGET_STATE, QUIZ)
 
 _IMAGES_SETTLED = """() => Promise.all([...document.images].map(img => {
   img.loading = 'eager';
@@ -226,6 +232,9 @@ _WIDGETS_RENDERED = """() => {
   return [...views].every(s => { const a = s.previousElementSibling;
       return a && a.classList.contains('widget-subarea') && a.querySelector('.jupyter-widgets'); });
 }""" % WIDGET_VIEW
+
+_QUIZZES_RENDERED = """() => [...document.querySelectorAll('%s')].every(
+    d => d.querySelector('.Quiz'))""" % QUIZ
 
 _MATHJAX_DONE = """() => (window.MathJax && MathJax.startup && MathJax.startup.promise)
     ? MathJax.startup.promise.then(() => true) : true"""
@@ -295,11 +304,11 @@ def _judge_requests(report: PageReport, failed, errors, blocked: set[str]) -> No
 
 
 def _settle(page, settle_ms: int) -> None:
-    """Wait (bounded) until images, MathJax and the widget manager have done their work."""
+    """Wait (bounded) until images, MathJax, the widget manager and quizzes have done their work."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     waits = [lambda s=script: page.wait_for_function(s, timeout=settle_ms)
-             for script in (_IMAGES_SETTLED, _MATHJAX_DONE, _WIDGETS_RENDERED)]
+             for script in (_IMAGES_SETTLED, _MATHJAX_DONE, _WIDGETS_RENDERED, _QUIZZES_RENDERED)]
     waits.append(lambda: page.wait_for_load_state("networkidle", timeout=settle_ms))
     for wait in waits:
         try:
@@ -341,6 +350,12 @@ def _judge(report: PageReport, found: dict, site: Path, base_url: str, url: str)
             report.add("widget", f"widget view of model {view['model']} shows none of the "
                        "outputs (such as an interact plot) saved in its Output widget")
     report.static_sliders = found["sliders"]
+    report.quizzes = len(found["quizzes"])
+    for quiz in found["quizzes"]:
+        # jupyterquiz's default count, 1,000,000, means "all of them"
+        if not quiz["shown"] or (quiz["expected"] < 1_000_000 and quiz["shown"] != quiz["expected"]):
+            report.add("quiz", f"quiz {quiz['id'] or '(no id)'} shows {quiz['shown']} of "
+                       f"{quiz['expected']} questions")
 
 
 def saved_outputs(models: dict, model_id: str, seen: frozenset = frozenset()) -> bool:
@@ -379,3 +394,34 @@ def move_static_slider(page, index: int = 0) -> list[str]:
     page.locator(f'button[onclick="anim{anim}.previous_frame()"]').click()
     srcs.append(image.get_attribute("src"))
     return srcs
+
+
+# ---------------------------------------------------------------------------- self-check quizzes
+_ANSWER = """wrapper => {
+  const choice = wrapper.querySelector('.MCButton');
+  const fb = wrapper.querySelector('.Feedback');
+  const expected = document.createElement('div');
+  expected.innerHTML = choice.dataset.feedback || '';
+  const clean = t => (t || '').trim().replace(/\\s+/g, ' ');
+  return {choice: clean(choice.textContent), correct: choice.dataset.correct === 'true',
+          verdict: fb.classList.contains('correct') ? 'correct'
+                   : fb.classList.contains('incorrect') ? 'incorrect' : '',
+          feedback: clean(fb.innerText), expected: clean(expected.textContent),
+          visible: fb.getBoundingClientRect().height > 0};
+}"""
+
+
+def answer_quiz(page, index: int = 0) -> dict:
+    """Click the first choice of the first question of the ``index``-th quiz of an open page.
+
+    Returns what the page shows afterwards: the ``choice`` clicked, whether it is ``correct``, the
+    feedback's ``verdict`` (``"correct"``, ``"incorrect"`` or ``""`` for none), its text
+    (``feedback``), the text it should show (``expected``, the choice's saved feedback), and
+    whether it is ``visible``.
+    """
+    question = page.locator(QUIZ).nth(index).locator(".Quiz").first
+    if not question.locator(".MCButton").count():
+        raise ValueError(f"the first question of quiz {index} is not a multiple-choice question")
+    question.scroll_into_view_if_needed()
+    question.locator(".MCButton").first.click()
+    return question.evaluate(_ANSWER)

@@ -1,5 +1,6 @@
 """The built book in a real browser, offline: every page of the toc loads cleanly, its images and
-internal links resolve, its saved widgets render, and its kernel-free sliders move."""
+internal links resolve, its saved widgets render, its kernel-free sliders move, and its self-check
+quizzes answer."""
 import json
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from browser_tests import bookcheck
 
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
+QUIZ_MARK = "data-numquestions="   # in the saved HTML output of a quiz (lmcourse.quiz)
 REPORTS: dict[str, bookcheck.PageReport] = {}
 
 
@@ -25,6 +27,13 @@ def widget_views(notebook: dict) -> int:
                for output in cell.get("outputs", []))
 
 
+def quizzes(notebook: dict) -> int:
+    """How many self-check quizzes the notebook's saved outputs display."""
+    return sum(QUIZ_MARK in "".join(output.get("data", {}).get("text/html", ""))
+               for cell in notebook["cells"] if cell["cell_type"] == "code"
+               for output in cell.get("outputs", []))
+
+
 def test_index_leads_to_the_root_page(site, pytestconfig):
     """``index.html``, the file a reader opens first, redirects to the toc's root page."""
     root = bookcheck.toc_pages(pytestconfig.getoption("--book-toc"))[0]
@@ -34,10 +43,11 @@ def test_index_leads_to_the_root_page(site, pytestconfig):
 
 def test_page(page_name, site, base_url, context, screenshots):
     """Loads with HTTP 200 and shows no problem of any kind (see ``bookcheck.KINDS``), shows
-    every widget view its notebook saved, has a kernel-free slider if it has ipywidgets
-    explorers, and moves its first kernel-free slider and sees the frame change."""
+    every widget view and quiz its notebook saved, has a kernel-free slider if it has ipywidgets
+    explorers, moves its first kernel-free slider and sees the frame change, and answers the first
+    question of its first quiz and sees the verdict and explanation."""
     stem = page_name.removesuffix(".html").replace("/", "__")
-    moves = []
+    moves, answers = [], []
 
     def move_first_slider(page, report):
         if report.static_sliders:
@@ -46,9 +56,20 @@ def test_page(page_name, site, base_url, context, screenshots):
                 page.locator("div.animation").first.screenshot(
                     path=str(screenshots / f"{stem}__slider.png"))
 
+    def answer_first_quiz(page, report):
+        if report.quizzes and "quiz" not in report.problems:   # (a quiz problem fails below)
+            answers.append(bookcheck.answer_quiz(page, 0))
+            if screenshots:
+                page.locator(bookcheck.QUIZ).first.locator(".Quiz").first.screenshot(
+                    path=str(screenshots / f"{stem}__quiz.png"))
+
+    def then(page, report):
+        move_first_slider(page, report)
+        answer_first_quiz(page, report)
+
     report = bookcheck.check_page(
         context, base_url + page_name, site, base_url,
-        screenshot=screenshots / f"{stem}.png" if screenshots else None, then=move_first_slider)
+        screenshot=screenshots / f"{stem}.png" if screenshots else None, then=then)
     REPORTS[page_name] = report
     if report.problems:
         pytest.fail("\n" + report.summary(), pytrace=False)
@@ -58,6 +79,9 @@ def test_page(page_name, site, base_url, context, screenshots):
         assert report.widget_views == expected, (
             f"{page_name}: the notebook displays {expected} widget views, the page has "
             f"{report.widget_views}")
+        assert report.quizzes == quizzes(notebook), (
+            f"{page_name}: the notebook displays {quizzes(notebook)} quizzes, the page has "
+            f"{report.quizzes}")
         if expected:
             assert WIDGET_STATE_MIME in notebook["metadata"].get("widgets", {}), (
                 f"{page_name}: widget views but no saved widget state in the notebook's metadata "
@@ -68,6 +92,15 @@ def test_page(page_name, site, base_url, context, screenshots):
     for before, after_fill, after_click in moves:
         assert before != after_fill, f"{page_name}: moving the slider did not change the frame"
         assert after_click != after_fill, f"{page_name}: the step button did not change the frame"
+    for answer in answers:
+        verdict = "correct" if answer["correct"] else "incorrect"
+        assert answer["verdict"] == verdict and answer["visible"], (
+            f"{page_name}: clicking {answer['choice']!r} ({verdict}) shows the verdict "
+            f"{answer['verdict'] or 'none'!r}")
+        # (a question with several correct choices adds a count: "... [1/2]")
+        assert answer["expected"] and answer["feedback"].startswith(answer["expected"]), (
+            f"{page_name}: clicking {answer['choice']!r} shows {answer['feedback']!r}, not its "
+            f"explanation {answer['expected']!r}")
 
 
 def test_book_has_a_kernel_free_slider(site):

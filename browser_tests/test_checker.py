@@ -55,18 +55,27 @@ def draw(fig, k):
     ax.set_title(f"k = {k}")
 
 
+QUESTIONS = [{"question": "Which layers does transfer copy?",
+              "choices": {"The head": False, "The lower layers": True},
+              "explanation": "The head is specific to task A, so task B gets a new one."},
+             {"question": "How many classes has task B?", "answer": 5,
+              "explanation": "The digits 5 to 9."}]
+
+
 def make_good_site(folder: Path) -> Path:
-    """A three-page site with a working image, links, a saved ipywidgets slider rendered by the
-    book's vendored widget manager, and kernel-free sliders from ``lmcourse.widgets``."""
+    """A four-page site with a working image, links, a saved ipywidgets slider rendered by the
+    book's vendored widget manager, kernel-free sliders from ``lmcourse.widgets`` and a quiz from
+    ``lmcourse.quiz``."""
     import ipywidgets
     from ipywidgets.embed import embed_data
 
+    from lmcourse.quiz import quiz
     from lmcourse.widgets import static_slider
 
     shutil.copytree(ROOT / "_vendor", folder / "_static")  # as html_static_path does
     shutil.copy(BROKEN / "ok.png", folder / "ok.png")
     (folder / "_toc.yml").write_text("format: jb-book\nroot: index\nchapters:\n"
-                                     "  - file: widget\n  - file: slider\n")
+                                     "  - file: widget\n  - file: slider\n  - file: quiz\n")
     (folder / "index.html").write_text(PAGE.format(title="A working page", head="", body=(
         '<p><a href="widget.html#title">a widget</a>, <a href="slider.html">a slider</a>, '
         '<a href="#title">this title</a>, <a href="./">this folder</a></p>'
@@ -99,6 +108,8 @@ def make_good_site(folder: Path) -> Path:
              + animation))
     (folder / "slider.html").write_text(PAGE.format(title="A kernel-free slider", head="",
                                                     body=animation))
+    (folder / "quiz.html").write_text(PAGE.format(title="A quiz", head="",
+                                                  body=quiz(QUESTIONS).data))
     return folder
 
 
@@ -126,6 +137,7 @@ def good(tmp_path_factory, context):
     ("traceback", "ZeroDivisionError"),
     ("math", "none typeset"),
     ("widget", "no-such-model"),
+    ("quiz", "quizlost shows 0 of 2 questions"),
 ])
 def test_broken_page_reports_each_kind(broken, kind, expected):
     report, _ = broken
@@ -162,7 +174,7 @@ def test_correct_page_of_broken_site_is_clean(context):
 # ---------------------------------------------------------------------------- the working site
 def test_good_site_has_no_problems(good):
     _, _, reports = good
-    assert list(reports) == ["index.html", "widget.html", "slider.html"]
+    assert list(reports) == ["index.html", "widget.html", "slider.html", "quiz.html"]
     for report in reports.values():
         assert not report.problems, report.summary()
 
@@ -185,7 +197,7 @@ def test_widget_without_its_saved_plot_is_reported():
               "out": {"model_name": "OutputModel", "state": {"outputs": [{"data": {}}]}}}
     found = {"images": [], "links": [], "docutils": [], "tracebacks": [], "math": 0,
              "typeset": 0, "sliders": 0, "states": [json.dumps({"state": models})],
-             "views": [{"rendered": True, "model": "box", "output_shown": False}]}
+             "views": [{"rendered": True, "model": "box", "output_shown": False}], "quizzes": []}
     report = bookcheck.PageReport("page.html")
     bookcheck._judge(report, found, BROKEN, "http://127.0.0.1:1/", "http://127.0.0.1:1/p.html")
     assert "none of the outputs" in report.problems["widget"][0]
@@ -203,6 +215,36 @@ def test_static_slider_moves(good, context):
         page.close()
     assert first.startswith("data:image/png;base64,")
     assert len({first, last, previous}) == 3, "each move must show another frame"
+
+
+def test_quiz_answers(good, context):
+    _, base_url, reports = good
+    assert reports["quiz.html"].quizzes == 1
+    page = context.new_page()
+    try:
+        page.goto(base_url + "quiz.html")
+        page.wait_for_selector(".Quiz")
+        answer = bookcheck.answer_quiz(page)
+    finally:
+        page.close()
+    assert answer == {"choice": "The head", "correct": False, "verdict": "incorrect",
+                      "feedback": "Not quite. The head is specific to task A, so task B gets a "
+                                  "new one.",
+                      "expected": "Not quite. The head is specific to task A, so task B gets a "
+                                  "new one.",
+                      "visible": True}
+
+
+def test_quiz_without_its_questions_is_reported():
+    found = {"images": [], "links": [], "docutils": [], "tracebacks": [], "math": 0,
+             "typeset": 0, "sliders": 0, "states": [], "views": [],
+             "quizzes": [{"id": "quizok", "expected": 2, "shown": 2},
+                         {"id": "quizshort", "expected": 3, "shown": 1},
+                         {"id": "quizall", "expected": 1_000_000, "shown": 4}]}
+    report = bookcheck.PageReport("page.html")
+    bookcheck._judge(report, found, BROKEN, "http://127.0.0.1:1/", "http://127.0.0.1:1/p.html")
+    assert report.problems["quiz"] == ["quiz quizshort shows 1 of 3 questions"]
+    assert report.quizzes == 3
 
 
 # ---------------------------------------------------------------------------- the book test itself
@@ -226,4 +268,4 @@ def test_book_test_passes_on_good_site(good, tmp_path):
     site, _, _ = good
     result = run_book_test(site, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "4 passed" in result.stdout, result.stdout
+    assert "5 passed" in result.stdout, result.stdout
