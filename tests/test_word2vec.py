@@ -124,7 +124,7 @@ def test_bad_inputs():
 def test_skipgram_matches_gensim_on_the_news_corpus():
     """The chapter's parity experiment: same tokens, same settings, WordSim-353 Spearman compared.
 
-    Tolerance: on this 60k-word corpus only 102 WordSim-353 pairs are covered, and gensim itself moves
+    Tolerance: on this 57k-word corpus only 99 WordSim-353 pairs are covered, and gensim itself moves
     by about 0.06 between seeds 0 and 1 (0.267 vs 0.211), so 0.1 is the honest bound; the chapter
     reports the actual difference.
     """
@@ -139,7 +139,7 @@ def test_skipgram_matches_gensim_on_the_news_corpus():
                             sg=1, epochs=30, workers=1, seed=0)
     a = evaluate_similarity(WordVectors(ours.vectors, vocab.itos), wordsim353())
     b = evaluate_similarity(WordVectors(theirs.wv.vectors, theirs.wv.index_to_key), wordsim353())
-    assert a.covered == b.covered == 102
+    assert a.covered == b.covered == 99
     assert b.spearman > 0.15, "gensim itself should find some signal on this corpus"
     assert abs(a.spearman - b.spearman) <= 0.1, f"lmcourse {a.spearman:.3f} vs gensim {b.spearman:.3f}"
 
