@@ -9,7 +9,7 @@ include numerics.env
 REFERENCE_SETTINGS := $(shell sed -n 's/^\([A-Z_][A-Z0-9_]*\)=.*/\1/p' numerics.env)
 export $(REFERENCE_SETTINGS)
 
-.PHONY: setup test test-fast-paths fingerprint book execute browser-test bench bench-smoke lock clean
+.PHONY: setup test test-fast-paths fingerprint book execute pretrain pretrain-check browser-test bench bench-smoke lock clean
 
 # The reference environment: the exact versions and hashes of requirements.lock
 $(STAMP): requirements.lock pyproject.toml
@@ -52,6 +52,17 @@ browser-test: $(STAMP)
 NB ?= chapters/[0-9][0-9]_*.ipynb
 execute: $(STAMP)
 	LMCOURSE_PROGRESS=0 LMCOURSE_CLAIMS=strict $(BIN)/python -m benchmarks.notebook_client $(NB)
+
+# The course's pretrained checkpoints (lmcourse/checkpoints): rebuild them, two at a time, under the
+# reference settings (each under 15 minutes of one core; about 25 minutes on 2 cores), or rebuild and
+# compare with the shipped hashes
+pretrain: $(STAMP)
+	LMCOURSE_PROGRESS=0 $(BIN)/python -m lmcourse.pretrain gpt elmo & pid=$$!; \
+	LMCOURSE_PROGRESS=0 $(BIN)/python -m lmcourse.pretrain bert electra || status=1; wait $$pid || status=1; exit $${status:-0}
+
+pretrain-check: $(STAMP)
+	LMCOURSE_PROGRESS=0 $(BIN)/python -m lmcourse.pretrain --check gpt elmo & pid=$$!; \
+	LMCOURSE_PROGRESS=0 $(BIN)/python -m lmcourse.pretrain --check bert electra || status=1; wait $$pid || status=1; exit $${status:-0}
 
 # Race the course against its peers (see benchmarks/README.md) on the fast paths, as readers
 # run it; bench also refreshes the Performance page. Leave the machine idle meanwhile.

@@ -315,6 +315,35 @@ _HF_RENAMES = [
 ]
 
 
+def hf_state_dict(model: "BertForPreTraining") -> dict[str, torch.Tensor]:
+    """The weights of ``model`` under Hugging Face ``BertForPreTraining``'s names (the inverse of
+    :meth:`BertForPreTraining.from_pretrained`; the tied MLM decoder matrix is stored once, as the
+    token embedding)."""
+    check_type(model, "model", BertForPreTraining)
+    heads = {"mlm_dense.": "cls.predictions.transform.dense.", "mlm_norm.": "cls.predictions.transform.LayerNorm.",
+             "mlm_decoder.bias": "cls.predictions.bias", "nsp.": "cls.seq_relationship."}
+    state = {}
+    for name, tensor in model.state_dict().items():
+        if name == "mlm_decoder.weight":
+            continue
+        hf = next((theirs + name[len(ours):] for ours, theirs in heads.items() if name.startswith(ours)), None)
+        if hf is None:
+            hf = "bert." + _course_to_hf_name(name.removeprefix("bert."))
+        state[hf] = tensor.contiguous()
+    return state
+
+
+def _course_to_hf_name(name: str) -> str:
+    """The inverse of :func:`hf_to_course_name` for an encoder parameter name."""
+    for pattern, repl in _HF_RENAMES:
+        layer = re.match(r"layers\.(\d+)\.", name)
+        course = repl.replace(r"\1", layer.group(1)) if layer else repl
+        if name.startswith(course):
+            hf = pattern.replace("\\", "").replace("(d+)", layer.group(1) if layer else "")
+            return hf + name[len(course):]
+    raise ValueError(f"{name!r} is not a parameter name of the course's BertModel")
+
+
 def _read_hf_directory(directory) -> tuple[BertConfig, dict[str, torch.Tensor], str]:
     """(config, stored tensors, a description of the files); ``ValueError`` naming a missing or bad file."""
     config_file, weights_file = Path(directory) / "config.json", Path(directory) / "model.safetensors"

@@ -11,9 +11,11 @@ leading space, numbers, punctuation runs and whitespace (GPT-2's rule, written f
 it agrees with GPT-2's pattern on text whose letters and digits are ASCII or accented Latin).
 """
 import heapq
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 
 from lmcourse.validate import check_int, check_nonempty, check_type
 
@@ -33,6 +35,17 @@ def pretokenize(text: str) -> list[str]:
     """
     check_type(text, "text", str)
     return PRETOKENIZE.findall(text)
+
+
+def byte_symbols() -> list[str]:
+    """GPT-2's printable stand-in for every byte (its ``bytes_to_unicode``): the printable Latin-1
+    bytes stand for themselves, the other 68 for the characters from U+0100 on, in byte order."""
+    printable = set(range(ord("!"), ord("~") + 1)) | set(range(ord("¡"), ord("¬") + 1)) | set(range(ord("®"), 256))
+    symbols, shifted = [], 0
+    for b in range(256):
+        symbols.append(chr(b) if b in printable else chr(256 + shifted))
+        shifted += b not in printable
+    return symbols
 
 
 def merge_pair(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
@@ -126,6 +139,45 @@ class BPETokenizer:
                 words[w] = merged
             for p in created:
                 heapq.heappush(heap, (-pair_counts[p], p))
+        return cls(merges, specials)
+
+    def vocab_files(self) -> dict[str, str]:
+        """GPT-2's tokenizer files: ``vocab.json`` (token -> id) and ``merges.txt`` (one merge per
+        line, in the order learned), with every byte written as its :func:`byte_symbols` character."""
+        symbols = byte_symbols()
+        names = ["".join(symbols[b] for b in token) for token in self.token_bytes] + list(self.specials)
+        if len(set(names)) != len(names):
+            raise ValueError("two merges make the same byte string: GPT-2's vocab.json cannot hold both")
+        merges = [f"{names[a]} {names[b]}" for a, b in self.merges]
+        return {"vocab.json": json.dumps({n: i for i, n in enumerate(names)}, ensure_ascii=False, indent=0),
+                "merges.txt": "\n".join(["#version: 0.2"] + merges) + "\n"}
+
+    @classmethod
+    def from_pretrained(cls, directory: str | Path) -> "BPETokenizer":
+        """Read GPT-2's tokenizer files (``vocab.json``, ``merges.txt``) from ``directory``; the
+        tokens after the last merge are the special tokens. ``ValueError`` naming a file that does
+        not fit."""
+        vocab_file, merges_file = Path(directory) / "vocab.json", Path(directory) / "merges.txt"
+        for path in (vocab_file, merges_file):
+            if not path.is_file():
+                raise ValueError(f"{path} is missing; expected GPT-2 tokenizer files")
+        try:
+            vocab = json.loads(vocab_file.read_text(encoding="utf-8"))
+        except ValueError as err:
+            raise ValueError(f"{vocab_file} is not valid JSON ({err})") from err
+        ids = {symbol: b for b, symbol in enumerate(byte_symbols())}
+        merges = []
+        for line in merges_file.read_text(encoding="utf-8").splitlines()[1:]:
+            parts = line.split(" ")
+            if len(parts) != 2 or parts[0] not in ids or parts[1] not in ids:
+                raise ValueError(f"{merges_file}: line {line!r} is not a merge of two known tokens")
+            merges.append((ids[parts[0]], ids[parts[1]]))
+            ids[parts[0] + parts[1]] = 255 + len(merges)
+        if any(vocab.get(name) != i for name, i in ids.items()):
+            raise ValueError(f"{vocab_file} does not give the ids that {merges_file} implies")
+        specials = tuple(sorted((n for n, i in vocab.items() if i >= len(ids)), key=vocab.get))
+        if sorted(vocab.values()) != list(range(len(vocab))):
+            raise ValueError(f"{vocab_file} must number its tokens 0 .. {len(vocab) - 1}")
         return cls(merges, specials)
 
     def __len__(self) -> int:

@@ -68,6 +68,15 @@ class GPTConfig:
                    layer_norm_eps=hf.get("layer_norm_epsilon", 1e-5),
                    tie_weights=hf.get("tie_word_embeddings", True))
 
+    def to_hf(self) -> dict:
+        """The Hugging Face GPT-2 ``config.json`` fields of this configuration."""
+        return {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": self.vocab_size,
+                "n_positions": self.context_size, "n_embd": self.d_model, "n_layer": self.num_layers,
+                "n_head": self.num_heads, "n_inner": self.d_ff, "activation_function": "gelu_new",
+                "layer_norm_epsilon": self.layer_norm_eps, "resid_pdrop": self.dropout,
+                "embd_pdrop": self.dropout, "attn_pdrop": self.dropout,
+                "tie_word_embeddings": self.tie_weights}
+
 
 class CausalSelfAttention(MultiHeadAttention):
     """Masked multi-head self-attention: position t attends to positions 0..t only.
@@ -241,6 +250,27 @@ class GPT(nn.Module):
         model = cls(config)
         model.load_state_dict({k: v.contiguous() for k, v in state.items()}, strict=True)
         return model.to(device)
+
+
+def hf_state_dict(model: GPT) -> dict[str, torch.Tensor]:
+    """The weights of ``model`` under Hugging Face GPT-2's names and layouts (the inverse of
+    :meth:`GPT.from_pretrained`): ``Conv1D`` matrices (in, out), Q, K and V fused into ``c_attn``."""
+    check_type(model, "model", GPT)
+    ours = model.state_dict()
+    state = {name: ours[name] for name in ("wte.weight", "wpe.weight", "ln_f.weight", "ln_f.bias")}
+    for i in range(model.config.num_layers):
+        h, o = f"h.{i}.", f"blocks.{i}."
+        qkv = [o + f"attn.{name}" for name in ("q_proj", "k_proj", "v_proj")]
+        state[h + "attn.c_attn.weight"] = torch.cat([ours[n + ".weight"].t() for n in qkv], dim=1)  # (d, 3d)
+        state[h + "attn.c_attn.bias"] = torch.cat([ours[n + ".bias"] for n in qkv])                  # (3d,)
+        for ours_name, theirs in (("attn.out_proj", "attn.c_proj"), ("mlp.fc", "mlp.c_fc"), ("mlp.proj", "mlp.c_proj")):
+            state[h + theirs + ".weight"] = ours[o + ours_name + ".weight"].t()
+            state[h + theirs + ".bias"] = ours[o + ours_name + ".bias"]
+        for ln in ("ln_1", "ln_2"):
+            state[h + ln + ".weight"], state[h + ln + ".bias"] = ours[o + ln + ".weight"], ours[o + ln + ".bias"]
+    if not model.config.tie_weights:
+        state["lm_head.weight"] = ours["lm_head.weight"]
+    return {name: tensor.contiguous() for name, tensor in state.items()}
 
 
 def _check_gpt2_tensors(stored: dict, config: GPTConfig, weights_file: Path, config_file: Path) -> None:

@@ -40,6 +40,16 @@ class Vocab:
         """Build from an iterable of token sequences (e.g. tokenized documents)."""
         return cls((tok for text in texts for tok in text), **kwargs)
 
+    @classmethod
+    def from_itos(cls, itos: list[str], specials: tuple[str, ...] = (PAD, UNK)) -> "Vocab":
+        """The vocabulary whose id ``i`` is ``itos[i]`` (as saved: one token per line), specials first."""
+        check_nonempty(itos, "itos")
+        if tuple(itos[:len(specials)]) != tuple(specials) or len(set(itos)) != len(itos):
+            raise ValueError(f"itos must be distinct tokens that start with the specials {specials}")
+        vocab = cls(itos, specials=specials)   # then fix the order as given; the counts are unknown
+        vocab.itos, vocab.stoi, vocab.counts = list(itos), {t: i for i, t in enumerate(itos)}, Counter()
+        return vocab
+
     def __len__(self) -> int:
         return len(self.itos)
 
