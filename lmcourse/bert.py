@@ -335,8 +335,8 @@ def hf_state_dict(model: "BertForPreTraining") -> dict[str, torch.Tensor]:
 
 def _course_to_hf_name(name: str) -> str:
     """The inverse of :func:`hf_to_course_name` for an encoder parameter name."""
+    layer = re.match(r"layers\.(\d+)\.", name)
     for pattern, repl in _HF_RENAMES:
-        layer = re.match(r"layers\.(\d+)\.", name)
         course = repl.replace(r"\1", layer.group(1)) if layer else repl
         if name.startswith(course):
             hf = pattern.replace("\\", "").replace("(d+)", layer.group(1) if layer else "")

@@ -61,13 +61,13 @@ def near_duplicates(texts: list[str], n: int = 5, threshold: float = 0.5) -> lis
     for text in texts:
         words = re.findall(r"\w+", text.lower())
         shingles.append({tuple(words[i:i + n]) for i in range(max(1, len(words) - n + 1))})
-    repeats = []
+    repeats: list[int] = []
+    kept: list[int] = []                   # an earlier repeat is represented by what it repeats
     for j, b in enumerate(shingles):
-        for i in range(j):
-            a = shingles[i]
-            if i not in repeats and len(a & b) >= threshold * min(len(a), len(b)):
-                repeats.append(j)
-                break
+        if any(len(shingles[i] & b) >= threshold * min(len(shingles[i]), len(b)) for i in kept):
+            repeats.append(j)
+        else:
+            kept.append(j)
     return repeats
 
 

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
-from safetensors.torch import save as safetensors_bytes
+from safetensors.torch import load as safetensors_load, save as safetensors_bytes
 
 from lmcourse.bert import (BertConfig, BertForPreTraining, hf_state_dict as bert_hf_state, pretraining_losses,
                            pretraining_metrics)
@@ -266,17 +266,12 @@ def build(name: str, smoke: bool = False) -> tuple[dict[str, bytes], dict]:
     recipe = (SMOKE if smoke else RECIPES)[name]
     set_seed(0, num_threads=1)
     files, measured = RECIPE_FUNCTIONS[name](recipe)
-    n_params = sum(t.numel() for t in load_safetensors_bytes(files["model.safetensors"]).values())
+    n_params = sum(t.numel() for t in safetensors_load(files["model.safetensors"]).values())
     entry = {"command": f"python -m lmcourse.pretrain {name}" + (" --smoke" if smoke else ""),
              "recipe": asdict(recipe), "stored_parameters": n_params,
              "measured": {k: round(v, 4) if isinstance(v, float) else v for k, v in measured.items()},
              "sha256": {file: sha256(data) for file, data in sorted(files.items())}}
     return files, entry
-
-
-def load_safetensors_bytes(data: bytes) -> dict[str, torch.Tensor]:
-    from safetensors.torch import load
-    return load(data)
 
 
 # ---------------------------------------------------------------------------------------------
