@@ -95,6 +95,7 @@ class NGramLM:
                 for word in nexts:
                     self.continuation[m - 1][context[1:]][word] += 1
         self._base = None   # the order-1 Kneser-Ney distribution, the same for every context
+        self._arrays: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         return self
 
     def _pad(self, sentence: Sequence[str]) -> list[str]:
@@ -105,8 +106,9 @@ class NGramLM:
         if self.vocab is None:
             raise RuntimeError("call fit(sentences) before using the model")
 
-    def _context(self, context: Sequence[str]) -> tuple:
-        """The last order - 1 tokens of ``context`` (left-padded with <s>, unknown words -> <unk>)."""
+    def markov_context(self, context: Sequence[str]) -> tuple:
+        """What the model conditions on: the last order - 1 tokens of ``context`` (left-padded
+        with <s>, unknown words -> <unk>); empty for a unigram model."""
         if isinstance(context, str):
             raise TypeError("context must be a sequence of tokens, not a str")
         padded = [BOS] * (self.order - 1) + [t if t in self.vocab else UNK for t in context]
@@ -125,15 +127,25 @@ class NGramLM:
         Under maximum likelihood (add-k with k = 0) an unseen context has no estimate: all zeros.
         """
         self._check_fitted()
-        h = self._context(context)
+        h = self.markov_context(context)
         if self.smoothing == "add-k":
+            ids, counts = self._seen(self.order, h)
             p = np.full(len(self.outcomes), self.k)
-            nexts = self.counts[self.order].get(h, Counter())
-            for word, c in nexts.items():
-                p[self.index[word]] += c
+            p[ids] += counts
             total = p.sum()
             return p / total if total > 0 else p
         return self._kneser_ney(h)
+
+    def _seen(self, m: int, h: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """The words seen after the m - 1 tokens ``h`` (ids into ``outcomes``) and their counts:
+        c(h, w) at the model's order, continuation counts N1+(. h w) below it. Cached."""
+        key = (m, h)
+        if key not in self._arrays:
+            table = self.counts[m] if m == self.order else self.continuation[m]
+            nexts = table.get(h, Counter())
+            self._arrays[key] = (np.array([self.index[w] for w in nexts], dtype=np.int64),
+                                 np.array(list(nexts.values()), dtype=np.float64))
+        return self._arrays[key]
 
     def _kneser_ney(self, h: tuple) -> np.ndarray:
         # P_0 is uniform; order m interpolates discounted counts with the order m - 1 estimate:
@@ -147,16 +159,29 @@ class NGramLM:
         return p
 
     def _interpolate(self, lower: np.ndarray, m: int, h: tuple) -> np.ndarray:
-        table = self.counts[m] if m == self.order else self.continuation[m]
-        nexts = table.get(h, Counter())
-        total = sum(nexts.values())
+        ids, counts = self._seen(m, h)               # the words w seen after h, c(h, w) (or N1+(. h w))
+        total = counts.sum()                         # c(h)
         if total == 0:   # context never seen: back off entirely
             return lower
         d = self.discount
-        p = lower * (d * len(nexts) / total)
-        for word, c in nexts.items():
-            p[self.index[word]] += max(c - d, 0.0) / total
+        p = lower * (d * len(ids) / total)           # d N1+(h .) / c(h) * P_{m-1}(w | h[1:])
+        p[ids] += np.maximum(counts - d, 0.0) / total    # + max(c(h, w) - d, 0) / c(h)
         return p
+
+    def count_of_counts(self, m: int | None = None) -> Counter:
+        """n_r: how many distinct m-grams (default: the model's order) occurred exactly r times."""
+        self._check_fitted()
+        m = self.order if m is None else m
+        check_int(m, "m", minimum=1, maximum=self.order)
+        return Counter(c for nexts in self.counts[m].values() for c in nexts.values())
+
+    def estimated_discount(self, m: int | None = None) -> float:
+        """Ney, Essen and Kneser's (1994) estimate of the absolute discount, D = n1 / (n1 + 2 n2),
+        from the numbers of m-grams seen once (n1) and twice (n2)."""
+        n = self.count_of_counts(m)
+        if n[1] + n[2] == 0:
+            raise ValueError("no m-gram occurred once or twice: the estimate is undefined")
+        return n[1] / (n[1] + 2 * n[2])
 
     def prob(self, word: str, context: Sequence[str] = ()) -> float:
         """P(word | context); ``word`` outside the vocabulary is scored as ``<unk>``."""
@@ -195,15 +220,24 @@ class NGramLM:
             logprob, n = logprob + lp, n + m
         return math.exp(-logprob / n) if math.isfinite(logprob) else math.inf
 
-    def generate(self, max_len: int = 30, seed: int = 0, context: Sequence[str] = ()) -> list[str]:
-        """Sample words one at a time from P(w | last order - 1 words) until </s> or ``max_len``."""
+    def generate(self, max_len: int = 30, seed: int = 0, context: Sequence[str] = (), min_len: int = 1) -> list[str]:
+        """Sample words one at a time from P(w | last order - 1 words) until </s> or ``max_len``.
+
+        The first ``min_len`` words are drawn with </s> left out (the rest renormalised), so a
+        sample is never empty: a unigram model, which ignores that nothing has been said yet,
+        would otherwise end 1 sample in 25 before its first word.
+        """
         check_int(max_len, "max_len", minimum=1)
+        check_int(min_len, "min_len", minimum=0, maximum=max_len)
         check_int(seed, "seed", minimum=0)
         self._check_fitted()
         rng = np.random.default_rng(seed)
         out = list(context)
-        for _ in range(max_len):
+        for step in range(max_len):
             p = self.distribution(out)
+            if step < min_len:
+                p = p.copy()
+                p[self.index[EOS]] = 0.0
             if p.sum() == 0:   # maximum likelihood and a context never seen: nothing to sample
                 break
             word = self.outcomes[rng.choice(len(p), p=p / p.sum())]

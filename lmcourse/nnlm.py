@@ -11,7 +11,6 @@ import math
 from collections.abc import Sequence
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from lmcourse.ngram import BOS, EOS
@@ -24,6 +23,10 @@ class NNLM(nn.Module):
     """Bengio et al.'s feed-forward language model.
 
     forward(context (B, n-1) int64 word ids, oldest first) -> logits (B, vocab_size).
+
+    C starts small, N(0, 0.1^2), not at PyTorch's N(0, 1): with unit-size random rows, a few epochs
+    barely move the vector of a word seen a handful of times, and its nearest neighbours stay
+    those of its random start.
     """
 
     def __init__(self, vocab_size: int, context_size: int, embed_dim: int = 60, hidden_dim: int = 100,
@@ -36,6 +39,7 @@ class NNLM(nn.Module):
         check_float(dropout, "dropout", minimum=0.0, maximum=1.0)
         self.vocab_size, self.context_size = vocab_size, context_size
         self.C = nn.Embedding(vocab_size, embed_dim, device=device)                       # (V, m)
+        nn.init.normal_(self.C.weight, std=0.1)
         self.H = nn.Linear(context_size * embed_dim, hidden_dim, device=device)          # H and bias d
         self.U = nn.Linear(hidden_dim, vocab_size, bias=False, device=device)
         self.W = nn.Linear(context_size * embed_dim, vocab_size, bias=False, device=device) if direct else None
@@ -80,9 +84,9 @@ def context_windows(sentences: Sequence[Sequence[str]], vocab: Vocab, context_si
     return torch.tensor(contexts, dtype=torch.long), torch.tensor(targets, dtype=torch.long)
 
 
-def nnlm_perplexity(model: NNLM, contexts: torch.Tensor, targets: torch.Tensor, batch_size: int = 4096,
-                    device: str | torch.device = DEFAULT_DEVICE) -> float:
-    """exp of the mean negative log-likelihood of ``targets`` given ``contexts`` (every token weighs the same)."""
+def nnlm_token_logprobs(model: NNLM, contexts: torch.Tensor, targets: torch.Tensor, batch_size: int = 4096,
+                        device: str | torch.device = DEFAULT_DEVICE) -> torch.Tensor:
+    """log P(target | context) under ``model`` (in eval mode) for each example: (N,) float64."""
     check_type(model, "model", NNLM)
     check_int(batch_size, "batch_size", minimum=1)
     if len(contexts) != len(targets) or len(targets) == 0:
@@ -90,10 +94,18 @@ def nnlm_perplexity(model: NNLM, contexts: torch.Tensor, targets: torch.Tensor, 
                          f"got {len(contexts)} and {len(targets)}")
     was_training = model.training
     model.eval()
-    total = 0.0
+    out = []
     with torch.no_grad():
         for i in range(0, len(targets), batch_size):
-            logits = model(contexts[i:i + batch_size].to(device))
-            total += F.cross_entropy(logits, targets[i:i + batch_size].to(device), reduction="sum").item()
+            logits = model(contexts[i:i + batch_size].to(device))                     # (B, V)
+            y = targets[i:i + batch_size].to(device)
+            out.append(logits.log_softmax(-1).gather(1, y[:, None]).squeeze(1).double().cpu())
     model.train(was_training)
-    return math.exp(total / len(targets))
+    return torch.cat(out)
+
+
+def nnlm_perplexity(model: NNLM, contexts: torch.Tensor, targets: torch.Tensor, batch_size: int = 4096,
+                    device: str | torch.device = DEFAULT_DEVICE) -> float:
+    """exp of the mean negative log-likelihood of ``targets`` given ``contexts`` (every token weighs the same)."""
+    logprobs = nnlm_token_logprobs(model, contexts, targets, batch_size, device)
+    return math.exp(-logprobs.mean().item())
