@@ -199,6 +199,46 @@ def _grid(ax: Axes, cells: Sequence[Sequence[str | tuple[str, str]]], left: floa
 
 
 # ---------------------------------------------------------------------------------------------
+# Chapter 1: pretraining and transfer
+
+
+def transfer(*, layers: int = 3) -> Figure:
+    """Pretraining and transfer (chapter 1): model A learns digits 0-4 from many labels; model B
+    for digits 5-9 copies A's lowest ``layers`` hidden layers, gets a new output layer, and either
+    freezes the copies or fine-tunes them on its few labels."""
+    check_int(layers, "layers", minimum=1, maximum=3)
+    names = ["conv 3x3", "conv 3x3\n+ max-pool", "hidden\n(linear)"]
+    fig, ax = _canvas(9.0, 3.9)
+    xs = [2.35, 3.85, 5.35]
+    out_x, w, h = 6.95, 1.2, 0.62
+    rows = ((3.0, "Model A: pretraining", "digits 0-4\n~800 labelled", "output\n0-4"),
+            (1.15, "Model B: transfer", "digits 5-9\na few labelled", "new output\n5-9"))
+    drawn = []
+    for y, title, data, output in rows:
+        _text(ax, 0.1, y + 0.62, title, size=FONT, bold=True, ha="left")
+        image = _box(ax, 0.85, y, 1.15, h, data, "input", size=SMALL)
+        boxes = [image]
+        for k, (x, name) in enumerate(zip(xs, names)):
+            copied = y < 2 and k < layers
+            boxes.append(_box(ax, x, y, w, h, name, "feedforward", size=SMALL, lw=2.0 if copied else 1.0))
+        boxes.append(_box(ax, out_x, y, w, h, output, "output", size=SMALL))
+        for a, b in zip(boxes, boxes[1:]):
+            _arrow(ax, a.right, b.left)
+        drawn.append(boxes)
+    for k in range(layers):
+        top, bottom = drawn[0][k + 1], drawn[1][k + 1]
+        _edge(ax, top.bottom, bottom.top, "copy" if k == 0 else "", side="left", dashed=True)
+    _text(ax, out_x, 2.08, "replaced: starts random", size=SMALL, italic=True)
+    _text(ax, 7.75, 3.0, "plenty of\nlabels", size=SMALL, italic=True, ha="left")
+    _text(ax, 7.75, 1.15, "few\nlabels", size=SMALL, italic=True, ha="left")
+    _text(ax, 4.5, 0.42, "frozen: the copied layers (thick edges) stay fixed; only the layers above "
+          "them learn.", size=SMALL)
+    _text(ax, 4.5, 0.16, "fine-tuned: they learn too, starting from the copied values.   "
+          "scratch: nothing is copied.", size=SMALL)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
 # Chapter 2: language models
 
 
@@ -926,6 +966,7 @@ def t5_text_to_text() -> Figure:
 
 #: every diagram by short name, so that a test (or a chapter) can draw them all
 DIAGRAMS: dict[str, Callable[[], Figure]] = {
+    "transfer": transfer,
     "nnlm": nnlm,
     "cbow_and_skipgram": cbow_and_skipgram,
     "rnn_unrolled": rnn_unrolled,

@@ -113,24 +113,41 @@ def plot_embeddings_2d(vectors, labels: Sequence[str], method: str = "pca", grou
     return ax
 
 
-def plot_timeline(events: Sequence[tuple[float, str]], title: str | None = None, ax=None):
-    """Events ``(year, label)`` in order, evenly spaced (time is uneven: 2003, then 2013-2020),
-    labels alternating above and below the axis; fractional years only order the events."""
+def plot_timeline(events: Sequence[tuple[float, str, str]], ax=None, xlim: tuple[float, float] | None = None,
+                  label_width: float = 0.085):
+    """Events ``(year, label, colour)`` on a true time axis, ``year`` fractional (2018.45 is mid-June),
+    with a tick at every year and small ticks at every quarter.
+
+    Labels stack upwards: each goes on the lowest row where it does not overlap a label already
+    placed (``label_width``: a label's width as a share of the axis), with a line down to its date.
+    An empty label draws the dot only.
+    """
     check_nonempty(events, "events")
     events = sorted(events)
     if ax is None:
-        _, ax = plt.subplots(figsize=(12, 4.2))
-    ax.axhline(0, color="0.3", lw=1.5, zorder=0)
-    levels = [1.0, -1.0, 2.0, -2.0]
-    for i, (year, label) in enumerate(events):
-        level = levels[i % len(levels)]
-        ax.plot([i, i], [0, level], color="0.6", lw=0.8, zorder=0)
-        ax.plot(i, 0, "o", color=f"C{int(year) % 10}", zorder=1)
-        ax.text(i, level, f"{int(year)}\n{label}" if level > 0 else f"{label}\n{int(year)}",
-                ha="center", va="bottom" if level > 0 else "top", fontsize=8.5)
-    ax.set_ylim(-3.3, 3.3)
-    ax.set_xlim(-0.8, len(events) - 0.2)
+        _, ax = plt.subplots(figsize=(12, 3.4))
+    lo, hi = xlim if xlim is not None else (events[0][0] - 1, events[-1][0] + 1)
+    width = label_width * (hi - lo)
+    row_ends: list[float] = []                  # the right end of the last label on each row
+    for year, label, colour in events:
+        ax.plot(year, 0, "o", color=colour, ms=7, zorder=2)
+        if not label:
+            continue
+        row = next((r for r, end in enumerate(row_ends) if year - width / 2 > end), len(row_ends))
+        if row == len(row_ends):
+            row_ends.append(-float("inf"))
+        row_ends[row] = year + width / 2
+        height = 0.6 + 1.05 * row
+        ax.plot([year, year], [0, height], color="0.7", lw=0.8, zorder=0)
+        ax.text(year, height, label, ha="center", va="bottom", fontsize=8.5, color=colour,
+                bbox=dict(fc="white", ec="none", pad=0.5), zorder=1)
+    ax.axhline(0, color="0.3", lw=1.2, zorder=0)
+    for quarter in range(int(np.ceil(lo * 4)), int(hi * 4) + 1):
+        t = quarter / 4
+        ax.plot([t, t], [-0.12 if quarter % 4 == 0 else -0.06, 0], color="0.3", lw=0.8)
+        if quarter % 4 == 0:
+            ax.text(t, -0.2, str(int(t)), ha="center", va="top", fontsize=8)
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(-0.9, 0.6 + 1.05 * len(row_ends) + 0.6)
     ax.axis("off")
-    if title:
-        ax.set_title(title)
     return ax

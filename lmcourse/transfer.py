@@ -1,9 +1,11 @@
 """Pretraining and transfer on images: a small CNN trained on some digits, reused for others.
 
 Chapter 1's experiment: pretrain on digits 0-4, then learn digits 5-9 from a handful of labelled
-examples, either from scratch, with the pretrained lower layers frozen, or fine-tuning them.
+examples, either from scratch, with the pretrained lower layers frozen, or fine-tuning them; on the
+8x8 digits as scanned, and on a harder task where each digit sits anywhere in a larger frame.
 """
 import copy
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -12,7 +14,7 @@ from torch import nn
 
 from lmcourse.seed import DEFAULT_DEVICE
 from lmcourse.train import fit
-from lmcourse.validate import check_int, check_nonempty, check_type
+from lmcourse.validate import check_float, check_int, check_nonempty, check_type
 
 STRATEGIES = ("scratch", "frozen", "fine-tuned")
 
@@ -25,16 +27,36 @@ def load_digits_tensors() -> tuple[torch.Tensor, torch.Tensor]:
     return images, torch.tensor(digits.target, dtype=torch.long)
 
 
-class DigitsCNN(nn.Module):
-    """Two 3x3 convolutions (the transferable ``features``) and a small ``classifier`` head.
+def place_in_frame(images: torch.Tensor, size: int, generator: torch.Generator) -> torch.Tensor:
+    """Each (N, 1, h, w) image pasted at a random position of a blank (N, 1, size, size) frame."""
+    check_type(images, "images", torch.Tensor)
+    if images.dim() != 4 or images.shape[1] != 1:
+        raise ValueError(f"images must be (batch, 1, height, width), got {tuple(images.shape)}")
+    n, _, h, w = images.shape
+    check_int(size, "size", minimum=max(h, w))
+    rows = torch.randint(0, size - h + 1, (n,), generator=generator)
+    cols = torch.randint(0, size - w + 1, (n,), generator=generator)
+    frames = images.new_zeros(n, 1, size, size)
+    for i, (r, c) in enumerate(zip(rows.tolist(), cols.tolist())):
+        frames[i, 0, r:r + h, c:c + w] = images[i, 0]
+    return frames
 
-    (B, 1, 8, 8) -conv-> (B, c1, 8, 8) -conv-> (B, c2, 8, 8) -pool-> (B, c2, 4, 4) -> (B, num_classes)
+
+class DigitsCNN(nn.Module):
+    """Two 3x3 convolutions (the ``features``) and a ``classifier``: a hidden layer and the output.
+
+    (B, 1, S, S) -conv-> (B, c1, S, S) -conv-> (B, c2, S, S) -pool-> (B, c2, S/2, S/2)
+    -flatten, linear-> (B, hidden) -linear-> (B, num_classes), with S = ``image_size``.
     """
 
-    def __init__(self, num_classes: int, channels: tuple[int, int] = (8, 16), hidden: int = 64):
+    def __init__(self, num_classes: int, channels: tuple[int, int] = (8, 16), hidden: int = 64,
+                 image_size: int = 8):
         super().__init__()
         check_int(num_classes, "num_classes", minimum=2)
         check_int(hidden, "hidden", minimum=1)
+        check_int(image_size, "image_size", minimum=2)
+        if image_size % 2:
+            raise ValueError(f"image_size must be even (the pool halves it), got {image_size}")
         if len(channels) != 2:
             raise ValueError(f"channels must hold 2 sizes, got {channels}")
         c1, c2 = channels
@@ -46,32 +68,45 @@ class DigitsCNN(nn.Module):
             nn.MaxPool2d(2),
         )
         self.classifier = nn.Sequential(
-            nn.Flatten(), nn.Linear(c2 * 4 * 4, hidden), nn.ReLU(), nn.Linear(hidden, num_classes),
+            nn.Flatten(), nn.Linear(c2 * (image_size // 2) ** 2, hidden), nn.ReLU(),
+            nn.Linear(hidden, num_classes),
         )
+        self.image_size = image_size
+        self.copied_layers = 0              # how many of the hidden layers transfer_model copied
+
+    def hidden_layers(self) -> list[nn.Module]:
+        """The layers below the output, bottom up: conv, conv, hidden linear (what can transfer)."""
+        return [self.features[0], self.features[2], self.classifier[1]]
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
-        if images.dim() != 4 or images.shape[1:] != (1, 8, 8):
-            raise ValueError(f"images must be (batch, 1, 8, 8), got {tuple(images.shape)}")
+        s = self.image_size
+        if images.dim() != 4 or images.shape[1:] != (1, s, s):
+            raise ValueError(f"images must be (batch, 1, {s}, {s}), got {tuple(images.shape)}")
         return self.classifier(self.features(images))
 
 
-def transfer_model(source: DigitsCNN, num_classes: int, strategy: str, seed: int = 0) -> DigitsCNN:
-    """A new model for ``num_classes`` classes whose lower layers come from ``source``.
+def transfer_model(source: DigitsCNN, num_classes: int, strategy: str, seed: int = 0,
+                   layers: int = 2) -> DigitsCNN:
+    """A new model for ``num_classes`` classes whose lower ``layers`` come from ``source``.
 
-    strategy: 'scratch' (nothing copied), 'frozen' (features copied and frozen: only the new head
-    learns) or 'fine-tuned' (features copied and trained further together with the new head).
+    strategy: 'scratch' (nothing copied), 'frozen' (the lower ``layers`` of ``source.hidden_layers()``
+    copied and frozen) or 'fine-tuned' (copied and trained further with the rest). ``layers=2``
+    copies the two convolutions; ``layers=3`` also the hidden linear layer (all but the output).
     """
     check_type(source, "source", DigitsCNN)
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    check_int(layers, "layers", minimum=1, maximum=3)
     torch.manual_seed(seed)
     c1 = source.features[0].out_channels
     c2 = source.features[2].out_channels
-    model = DigitsCNN(num_classes, (c1, c2), source.classifier[1].out_features)
-    if strategy != "scratch":
-        model.features = copy.deepcopy(source.features)
-    if strategy == "frozen":
-        model.features.requires_grad_(False)
+    model = DigitsCNN(num_classes, (c1, c2), source.classifier[1].out_features, source.image_size)
+    if strategy == "scratch":
+        return model
+    for mine, theirs in zip(model.hidden_layers()[:layers], source.hidden_layers()):
+        mine.load_state_dict(copy.deepcopy(theirs.state_dict()))
+        mine.requires_grad_(strategy == "fine-tuned")
+    model.copied_layers = layers
     return model
 
 
@@ -110,9 +145,16 @@ def few_shot_split(labels: torch.Tensor, shots: int, seed: int = 0) -> tuple[tor
 def train_classifier(model: nn.Module, images: torch.Tensor, labels: torch.Tensor,
                      num_epochs: int, lr: float = 3e-3, batch_size: int = 64,
                      test: tuple[torch.Tensor, torch.Tensor] | None = None, eval_every: int = 1,
-                     seed: int = 0, device: str | torch.device = DEFAULT_DEVICE) -> list[float]:
+                     seed: int = 0, copied_lr: float | None = None,
+                     augment: Callable[[torch.Tensor, torch.Generator], torch.Tensor] | None = None,
+                     device: str | torch.device = DEFAULT_DEVICE) -> list[float]:
     """Train with shuffled mini-batches; return the test accuracy after every ``eval_every``
-    epochs (if ``test`` is given)."""
+    epochs (if ``test`` is given).
+
+    copied_lr: a learning rate for the layers that ``transfer_model`` copied (a lower one keeps
+    them near their pretrained values); the rest learn at ``lr``.
+    augment: ``(images, generator) -> images``, applied to every batch (e.g. ``place_in_frame``).
+    """
     check_int(num_epochs, "num_epochs", minimum=1)
     check_int(eval_every, "eval_every", minimum=1)
     check_int(batch_size, "batch_size", minimum=1)
@@ -121,8 +163,20 @@ def train_classifier(model: nn.Module, images: torch.Tensor, labels: torch.Tenso
 
     def epoch_batches(epoch):
         order = torch.randperm(len(labels), generator=generator)
-        return [(images[order[i:i + batch_size]], labels[order[i:i + batch_size]])
-                for i in range(0, len(labels), batch_size)]
+        batches = [(images[order[i:i + batch_size]], labels[order[i:i + batch_size]])
+                   for i in range(0, len(labels), batch_size)]
+        return batches if augment is None else [(augment(x, generator), y) for x, y in batches]
+
+    optimizer = None
+    if copied_lr is not None:
+        check_type(model, "model", DigitsCNN)
+        check_float(copied_lr, "copied_lr", minimum=0.0, strict_minimum=True)
+        copied = {id(p) for layer in model.hidden_layers()[:model.copied_layers]
+                  for p in layer.parameters()}
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        groups = [{"params": [p for p in trainable if id(p) not in copied], "lr": lr},
+                  {"params": [p for p in trainable if id(p) in copied], "lr": copied_lr}]
+        optimizer = torch.optim.AdamW([g for g in groups if g["params"]], weight_decay=0.0)
 
     steps_per_epoch = -(-len(labels) // batch_size)
     eval_fn = None
@@ -130,6 +184,6 @@ def train_classifier(model: nn.Module, images: torch.Tensor, labels: torch.Tenso
         test_images, test_labels = (t.to(device) for t in test)
         eval_fn = lambda m: {"test_accuracy": accuracy(m, test_images, test_labels)}  # noqa: E731
     history = fit(model, cross_entropy_loss, epoch_batches, num_epochs=num_epochs, lr=lr,
-                  eval_fn=eval_fn, eval_every=steps_per_epoch * eval_every, seed=seed, device=device,
+                  optimizer=optimizer, eval_fn=eval_fn, eval_every=steps_per_epoch * eval_every, seed=seed, device=device,
                   desc=f"{num_epochs} epochs")
     return [v for _, v in history.evals.get("test_accuracy", [])]

@@ -15,6 +15,7 @@ from lmcourse.diagrams import DIAGRAMS  # noqa: E402
 
 #: non-default settings that change a diagram's layout, drawn as well as the defaults
 VARIANTS = [
+    ("transfer", {"layers": 1}),
     ("nnlm", {"context_size": 2, "direct": False}),
     ("nnlm", {"context_size": 4}),
     ("cbow_and_skipgram", {"window": 3}),
@@ -28,6 +29,7 @@ VARIANTS = [
 ]
 
 BAD = [
+    ("transfer", {"layers": 0}, ValueError, "layers"),
     ("nnlm", {"context_size": 1}, ValueError, "context_size"),
     ("nnlm", {"context_size": 2.0}, TypeError, "context_size"),
     ("nnlm", {"direct": "yes"}, TypeError, "direct"),

@@ -7,7 +7,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from lmcourse.history import TIMELINE, draw_timeline, main  # noqa: E402
+from lmcourse.history import BURST, FAMILIES, TIMELINE, draw_timeline, main  # noqa: E402
 from lmcourse.plots import (plot_curves, plot_embeddings_2d, plot_heatmap, plot_history,  # noqa: E402
                             plot_timeline, smooth)
 from lmcourse.show import CHECKS_LEFT_OUT, show_source, without_checks  # noqa: E402
@@ -59,13 +59,17 @@ def test_plot_embeddings_2d():
         plot_embeddings_2d(vecs, list("abcde"), method="tsne")
 
 
-def test_timeline_is_ordered_and_cited(tmp_path):
-    years = [year for year, _, _ in TIMELINE]
-    assert years == sorted(years) and years[0] == 2003 and int(years[-1]) == 2020
+def test_timeline_is_dated_ordered_cited_and_drawn_to_scale(tmp_path):
+    dates = [m.when for m in TIMELINE]
+    assert dates == sorted(dates) and dates[0].year == 2000 and dates[-1].year == 2020
+    assert {m.family for m in TIMELINE} == set(FAMILIES)
     bib = open("references.bib", encoding="utf-8").read()
-    assert all(f"{{{key}," in bib for _, _, key in TIMELINE)
-    ax = draw_timeline()
-    assert len(ax.texts) == len(TIMELINE)
+    assert all(f"{{{m.key}," in bib for m in TIMELINE)
+    fig = draw_timeline()
+    top, bottom = fig.axes
+    dots = lambda ax: sorted(line.get_xdata()[0] for line in ax.lines if line.get_marker() == "o")  # noqa: E731
+    assert dots(top) == pytest.approx(sorted(m.year for m in TIMELINE))       # every milestone, at its date
+    assert len(bottom.texts) == sum(BURST[0] <= m.year <= BURST[1] for m in TIMELINE) + 4   # + year labels
     assert main(str(tmp_path / "t.png")).stat().st_size > 10_000
     with pytest.raises(ValueError, match="events must not be empty"):
         plot_timeline([])

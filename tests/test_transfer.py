@@ -4,7 +4,7 @@ import torch
 
 from lmcourse.exercises import check
 from lmcourse.transfer import (DigitsCNN, accuracy, few_shot_split, load_digits_tensors,
-                               train_classifier, transfer_model)
+                               place_in_frame, train_classifier, transfer_model)
 
 
 def test_digits_load_as_unit_range_images():
@@ -73,3 +73,43 @@ def test_exercise_checker_accepts_right_and_rejects_wrong():
         check("ch99-x", right)
     with pytest.raises(ValueError, match="must look like"):
         check("count", right)
+
+
+def test_place_in_frame_pastes_each_image_whole_at_every_possible_position():
+    images = torch.arange(1, 2 * 64 + 1, dtype=torch.float32).reshape(2, 1, 8, 8)
+    frames = place_in_frame(images.repeat(100, 1, 1, 1), 10, torch.Generator().manual_seed(0))
+    assert frames.shape == (200, 1, 10, 10)
+    assert torch.equal(frames.sum((1, 2, 3)), images.repeat(100, 1, 1, 1).sum((1, 2, 3)))
+    corners = {tuple(f[0].nonzero().min(0).values.tolist()) for f in frames}
+    assert corners == {(r, c) for r in range(3) for c in range(3)}
+    assert check("ch01-place-in-frame", place_in_frame) == "ch01-place-in-frame: all 4 checks passed"
+    off_by_one = lambda x, s, g: torch.nn.functional.pad(place_in_frame(x, s - 1, g), (0, 1, 0, 1))  # noqa: E731
+    with pytest.raises(AssertionError, match="9 positions"):
+        check("ch01-place-in-frame", off_by_one)
+    with pytest.raises(ValueError, match="images must be"):
+        place_in_frame(torch.zeros(3, 8, 8), 10, torch.Generator())
+    with pytest.raises(ValueError, match="size must be >= 8"):
+        place_in_frame(images, 6, torch.Generator())
+
+
+def test_transfer_copies_the_lowest_layers_and_trains_copies_at_their_own_rate():
+    source = DigitsCNN(5, image_size=12)
+    for layers in (1, 2, 3):
+        model = transfer_model(source, 3, "frozen", layers=layers)
+        copied = model.hidden_layers()[:layers]
+        assert all(torch.equal(m.weight, s.weight) for m, s in zip(copied, source.hidden_layers()))
+        assert not any(p.requires_grad for m in copied for p in m.parameters())
+        assert all(p.requires_grad for m in model.hidden_layers()[layers:] for p in m.parameters())
+        assert model.copied_layers == layers
+    assert transfer_model(source, 3, "scratch").copied_layers == 0
+    with pytest.raises(ValueError, match="layers must be <= 3"):
+        transfer_model(source, 3, "frozen", layers=4)
+    images, labels = torch.rand(10, 1, 12, 12), torch.arange(10) % 3
+    tuned = transfer_model(source, 3, "fine-tuned", layers=2)
+    before = [m.weight.detach().clone() for m in tuned.hidden_layers()]
+    train_classifier(tuned, images, labels, num_epochs=1, batch_size=10, copied_lr=1e-12)
+    after = [m.weight.detach() for m in tuned.hidden_layers()]
+    assert torch.allclose(before[0], after[0], atol=1e-9) and torch.allclose(before[1], after[1], atol=1e-9)
+    assert not torch.allclose(before[2], after[2])        # the hidden layer was not copied: full rate
+    with pytest.raises(ValueError, match="image_size must be even"):
+        DigitsCNN(3, image_size=9)
