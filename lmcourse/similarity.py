@@ -69,10 +69,35 @@ class WordVectors:
         top = np.argsort(-scores, kind="stable")[:k]
         return [(self.words[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
 
-    def analogy(self, a: str, b: str, c: str, k: int = 1) -> list[tuple[str, float]]:
-        """a : b :: c : ?  by 3CosAdd: the words nearest to b - a + c (unit vectors), a, b, c excluded."""
-        query = self.unit[self._id(b)] - self.unit[self._id(a)] + self.unit[self._id(c)]
-        return self.nearest(query, k, exclude=(a, b, c))
+    def analogy(self, a: str, b: str, c: str, k: int = 1, method: str = "add") -> list[tuple[str, float]]:
+        """a : b :: c : ?  The ``k`` best answers (a, b, c excluded) with their scores, by
+        :func:`analogy_scores` (``method`` "add" for 3CosAdd, "mul" for 3CosMul)."""
+        check_int(k, "k", minimum=1)
+        ids = np.array([[self._id(a), self._id(b), self._id(c)]])
+        scores = analogy_scores(self.unit, ids, method)[0]                          # (n,)
+        top = np.argsort(-scores, kind="stable")[:k]
+        return [(self.words[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+
+
+def analogy_scores(unit: np.ndarray, abc: np.ndarray, method: str = "add") -> np.ndarray:
+    """Scores of every word as the answer d to a : b :: c : ?, for unit vectors ``unit`` (n, d) and
+    word ids ``abc`` (Q, 3) -> (Q, n), with a, b and c themselves set to -inf.
+
+    3CosAdd (Mikolov et al. 2013): cos(d, b - a + c) = (cos(d, b) - cos(d, a) + cos(d, c)) / |b - a + c|.
+    3CosMul (Levy and Goldberg 2014): cos'(d, b) cos'(d, c) / (cos'(d, a) + 1e-3) with
+    cos' = (1 + cos) / 2 in [0, 1], so that no single large similarity dominates the sum.
+    """
+    if method not in ("add", "mul"):
+        raise ValueError(f"method must be 'add' or 'mul', got {method!r}")
+    if method == "add":
+        query = unit[abc[:, 1]] - unit[abc[:, 0]] + unit[abc[:, 2]]                  # (Q, d)
+        query /= np.maximum(np.linalg.norm(query, axis=1, keepdims=True), 1e-12)
+        scores = query @ unit.T                                                      # (Q, d) @ (d, n) -> (Q, n)
+    else:
+        a, b, c = ((1 + unit[abc[:, i]] @ unit.T) / 2 for i in range(3))             # 3 x (Q, n) in [0, 1]
+        scores = b * c / (a + 1e-3)
+    scores[np.arange(len(abc))[:, None], abc] = -np.inf                              # never answer a, b or c
+    return scores
 
 
 @dataclass
@@ -89,11 +114,13 @@ class SimilarityScore:
 
 @dataclass
 class AnalogyScore:
-    """Accuracy of 3CosAdd on the questions whose four words all have vectors."""
+    """Accuracy of 3CosAdd or 3CosMul on the questions whose four words all have vectors."""
     correct: int
     covered: int
     total: int
     by_section: dict[str, tuple[int, int]] = field(default_factory=dict)   # section -> (correct, covered)
+    ranks: list[int] = field(default_factory=list)    # per covered question: 1 + words scored above d
+    sections: list[str] = field(default_factory=list)  # per covered question: its section
 
     @property
     def accuracy(self) -> float:
@@ -127,26 +154,31 @@ def evaluate_similarity(wv: WordVectors, pairs: Sequence[tuple[str, str, float]]
     return SimilarityScore(rho, len(model), len(pairs), sorted(missing))
 
 
-def evaluate_analogies(wv: WordVectors, questions: Sequence[tuple[str, str, str, str, str]]) -> AnalogyScore:
-    """Score ``(section, a, b, c, d)`` questions: correct if d is the 3CosAdd answer to a : b :: c : ?.
+def evaluate_analogies(wv: WordVectors, questions: Sequence[tuple[str, str, str, str, str]],
+                       method: str = "add", chunk: int = 512) -> AnalogyScore:
+    """Score ``(section, a, b, c, d)`` questions: correct if d is the best answer to a : b :: c : ?
+    (``method`` "add" = 3CosAdd, "mul" = 3CosMul, see :func:`analogy_scores`), and the rank of d.
 
-    Questions with any word lacking a vector are skipped (and count against coverage only).
+    Questions with any word lacking a vector are skipped (and count against coverage only); they are
+    scored ``chunk`` at a time to bound memory.
     """
     check_type(wv, "wv", WordVectors)
     check_nonempty(questions, "questions")
+    check_int(chunk, "chunk", minimum=1)
     covered = [q for q in questions if all(w in wv for w in q[1:])]
-    by_section: dict[str, list[int]] = {}
+    ranks: list[int] = []
     if covered:
         ids = np.array([[wv.index[w] for w in q[1:]] for q in covered])             # (Q, 4)
-        u = wv.unit
-        queries = u[ids[:, 1]] - u[ids[:, 0]] + u[ids[:, 2]]                         # (Q, d)
-        scores = queries @ u.T                                                       # (Q, d) @ (d, n) -> (Q, n)
-        rows = np.arange(len(covered))[:, None]
-        scores[rows, ids[:, :3]] = -np.inf                                           # never answer a, b or c
-        hits = scores.argmax(1) == ids[:, 3]
-        for q, hit in zip(covered, hits):
-            c = by_section.setdefault(q[0], [0, 0])
-            c[0] += int(hit)
-            c[1] += 1
+        for s in range(0, len(ids), chunk):
+            block = ids[s:s + chunk]
+            scores = analogy_scores(wv.unit, block[:, :3], method)                  # (q, n)
+            right = scores[np.arange(len(block)), block[:, 3]]                       # (q,)
+            ranks += (1 + (scores > right[:, None]).sum(1)).tolist()
+    by_section: dict[str, list[int]] = {}
+    for q, rank in zip(covered, ranks):
+        c = by_section.setdefault(q[0], [0, 0])
+        c[0] += int(rank == 1)
+        c[1] += 1
     correct = sum(c for c, _ in by_section.values())
-    return AnalogyScore(correct, len(covered), len(questions), {s: tuple(v) for s, v in by_section.items()})
+    return AnalogyScore(correct, len(covered), len(questions), {s: tuple(v) for s, v in by_section.items()},
+                        ranks, [q[0] for q in covered])

@@ -1,20 +1,24 @@
 """word2vec (Mikolov et al. 2013): CBOW and skip-gram with negative sampling.
 
-Both are log-linear: no hidden non-linearity, just two embedding tables and dot products.
+Both are log-linear: no non-linear hidden layer, just two embedding tables and dot products.
 Skip-gram predicts each context word from the centre word; CBOW predicts the centre word from the
 average of its context vectors (so it ignores word order, correction 3). Instead of a softmax over
-the vocabulary, negative sampling asks a logistic classifier to tell the observed (input, output)
-pair from ``negative`` pairs whose output word is drawn from the unigram distribution to the 3/4.
+the vocabulary, the first paper used a hierarchical softmax over a Huffman tree (:func:`huffman_tree`,
+:func:`hierarchical_softmax_log_probs`, built here to be looked at); the second paper's negative
+sampling, which the course trains with, asks a logistic classifier to tell the observed
+(input, output) pair from ``negative`` pairs whose output word is drawn from the unigram
+distribution to the 3/4.
 
 Training follows the original recipe: frequent words are subsampled, the window is shrunk at
 random for every centre word, and plain SGD runs with a learning rate that decays linearly to
-almost zero. Batches of examples are processed at once by :func:`sgd_step`, which writes the
-gradients out as word2vec.c does instead of asking autograd for them: the loss is simple enough,
-and training runs about 2.5 times as fast as with autograd's sparse gradients.
+almost zero. Batches of examples are processed at once by :func:`sgd_step`, which writes
+word2vec.c's update out instead of asking autograd for it; with word2vec.c's unigram table for the
+negatives this made training about 2.5 times as fast as the first version (the book's Performance
+page has the timings).
 """
+import heapq
 from collections.abc import Sequence
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -64,12 +68,15 @@ class Word2Vec(nn.Module):
 @torch.no_grad()
 def sgd_step(model: Word2Vec, inputs: torch.Tensor, input_mask: torch.Tensor, targets: torch.Tensor,
              lr: float) -> torch.Tensor:
-    """One SGD step on a batch, each example moved by ``lr`` times its own gradient of
+    """One SGD step on a batch, each example moved by its own word2vec.c update for
     :meth:`Word2Vec.forward`'s loss. Returns the batch's mean loss before the step.
 
     With s_j = u_{t_j} . h and label y_0 = 1, y_k = 0 for the negatives, the gradients are
     d loss / d s_j = sigma(s_j) - y_j, so with g_j = lr (y_j - sigma(s_j)) the update is
-    u_{t_j} += g_j h and h += sum_j g_j u_{t_j} (shared equally by the input words that h averages).
+    u_{t_j} += g_j h and, for every input word, v += sum_j g_j u_{t_j}.
+    For skip-gram (one input word) this is exactly SGD on the loss. For CBOW, where h averages n
+    context vectors, the exact gradient would give each of them 1/n of that step; word2vec.c (and
+    gensim with ``cbow_mean=1``) add the whole of it (``neu1e``) to every context word, and so do we.
     Repeated words in a batch add their updates, as summed per-example SGD steps would.
     """
     check_type(model, "model", Word2Vec)
@@ -78,20 +85,16 @@ def sgd_step(model: Word2Vec, inputs: torch.Tensor, input_mask: torch.Tensor, ta
     W_in, W_out = model.in_embed.weight, model.out_embed.weight                      # (V, d)
     (B, L), d = inputs.shape, W_in.size(1)
     x = W_in.index_select(0, inputs.reshape(-1)).view(B, L, d)                       # (B, L, d)
-    if L == 1 and bool(input_mask.all()):                                            # skip-gram: h is the one input
-        h, share = x[:, 0], None
-    else:                                                                            # CBOW: h averages the context
-        m = input_mask.unsqueeze(-1).to(W_in.dtype)                                  # (B, L, 1)
-        share = m / m.sum(1, keepdim=True).clamp(min=1)                              # (B, L, 1): 1/n or 0
-        h = (x * share).sum(1)                                                       # (B, d)
+    m = input_mask.unsqueeze(-1).to(W_in.dtype)                                      # (B, L, 1): 1 or 0
+    h = (x * m).sum(1) / m.sum(1).clamp(min=1)                                       # mean of the inputs: (B, d)
     u = W_out.index_select(0, targets.reshape(-1)).view(B, -1, d)                    # (B, 1+K, d)
     scores = torch.bmm(u, h.unsqueeze(-1)).squeeze(-1)                              # (B, 1+K, d) @ (B, d, 1) -> (B, 1+K)
     labels = torch.zeros_like(scores)
     labels[:, 0] = 1.0
     g = lr * (labels - torch.sigmoid(scores))                                        # (B, 1+K)
-    grad_h = u.mul_(g.unsqueeze(-1)).sum(1)                                          # sum_j g_j u_j: (B, d); u is spent
+    neu1e = torch.bmm(g.unsqueeze(1), u).squeeze(1)                                  # sum_j g_j u_j: (B, 1+K) -> (B, d)
     W_out.index_add_(0, targets.reshape(-1), (g.unsqueeze(-1) * h.unsqueeze(1)).view(-1, d))
-    W_in.index_add_(0, inputs.reshape(-1), grad_h if share is None else (share * grad_h.unsqueeze(1)).view(-1, d))
+    W_in.index_add_(0, inputs[input_mask], neu1e.repeat_interleave(input_mask.sum(1), dim=0))  # full neu1e to every input
     return -F.logsigmoid((2 * labels - 1) * scores).sum(1).mean()
 
 
@@ -135,6 +138,7 @@ def noise_table(probs: torch.Tensor, size: int = 10**6) -> torch.Tensor:
     so that one uniform index into it draws a negative (much faster than a search of the CDF).
 
     probs (V,) -> (size,) int64. Words with ``probs[i] * size`` below about 0.5 may get no slot.
+    word2vec.c's table has 10^8 slots; 10^6 is plenty for the course's vocabularies of a few thousand.
     """
     check_type(probs, "probs", torch.Tensor)
     check_int(size, "size", minimum=1)
@@ -157,16 +161,21 @@ def encode_corpus(sentences: Sequence[Sequence[str]], min_count: int = 5) -> tup
     return vocab, [[vocab.stoi[t] for t in s if t in vocab.stoi] for s in sentences]
 
 
-def _window_examples(ids: torch.Tensor, sent: torch.Tensor, window: int, cbow: bool,
-                     generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def window_examples(ids: torch.Tensor, sent: torch.Tensor, window: int, cbow: bool,
+                    generator: torch.Generator | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Training examples of one epoch from a subsampled stream ``ids`` (N,) with sentence numbers ``sent``.
 
-    Every centre word draws its own window size b in 1..window (nearer words are used more often).
+    Every centre word draws its own window size b in 1..window (nearer words are used more often), as
+    word2vec.c does; ``generator=None`` uses the full window for every centre word instead.
     skip-gram: one example per (centre, context) pair -> inputs (P, 1), mask (P, 1), outputs (P,).
     CBOW: one example per centre -> inputs (N', 2 window) context ids, mask (N', 2 window), outputs (N',).
     """
+    check_int(window, "window", minimum=1)
+    if ids.shape != sent.shape or ids.dim() != 1:
+        raise ValueError(f"ids and sent must be 1-D of equal length, got {tuple(ids.shape)}, {tuple(sent.shape)}")
     n = len(ids)
-    b = torch.randint(1, window + 1, (n,), generator=generator)                     # (N,)
+    b = (torch.full((n,), window) if generator is None                               # (N,) window size per centre
+         else torch.randint(1, window + 1, (n,), generator=generator))
     positions = torch.arange(n)
     offsets = [o for o in range(-window, window + 1) if o != 0]
     cols, valid = [], []
@@ -226,7 +235,7 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
         bar = tqdm(total=round(total_steps), desc="word2vec")
     for _ in range(epochs):
         kept = torch.rand(len(ids), generator=generator, dtype=torch.float64) < keep[ids]
-        inputs, mask, outputs = _window_examples(ids[kept], sent[kept], window, not sg, generator)
+        inputs, mask, outputs = window_examples(ids[kept], sent[kept], window, not sg, generator)
         order = torch.randperm(len(outputs), generator=generator)                    # shuffle once
         negatives = table[torch.randint(len(table), (len(order), negative), generator=generator)]  # (P, K)
         targets = torch.cat([outputs[order, None], negatives], 1).to(device)         # (P, 1+K)
@@ -242,3 +251,56 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
         bar.close()
     return model, history
 
+
+def huffman_tree(counts: torch.Tensor) -> tuple[list[list[int]], list[list[int]]]:
+    """The Huffman tree of the hierarchical softmax, built as word2vec.c builds it.
+
+    The two least frequent nodes are merged again and again; the V - 1 inner nodes are numbered
+    0..V-2 (the root is V - 2). Returns, per word, ``codes`` (the 0/1 turns from the root down to the
+    word) and ``points`` (the inner nodes passed on the way, root first). Frequent words get short codes.
+    """
+    check_type(counts, "counts", torch.Tensor)
+    if counts.dim() != 1 or len(counts) < 2 or (counts <= 0).any():
+        raise ValueError("counts must be a 1-D tensor of at least 2 positive counts")
+    v = len(counts)
+    heap = [(float(c), i) for i, c in enumerate(counts.tolist())]         # (count, node); leaves 0..V-1
+    heapq.heapify(heap)
+    parent, bit = [0] * (2 * v - 1), [0] * (2 * v - 1)
+    for inner in range(v, 2 * v - 1):                                    # node V + k is inner node k
+        (c1, n1), (c2, n2) = heapq.heappop(heap), heapq.heappop(heap)
+        parent[n1], parent[n2], bit[n2] = inner, inner, 1                # the larger child is the 1-branch
+        heapq.heappush(heap, (c1 + c2, inner))
+    codes, points = [], []
+    for word in range(v):
+        code, point, node = [], [], word
+        while node != 2 * v - 2:                                         # climb to the root
+            code.append(bit[node])
+            node = parent[node]
+            point.append(node - v)
+        codes.append(code[::-1])
+        points.append(point[::-1])
+    return codes, points
+
+
+def hierarchical_softmax_log_probs(h: torch.Tensor, node_vectors: torch.Tensor, codes: list[list[int]],
+                                   points: list[list[int]]) -> torch.Tensor:
+    """log P(w | h) for every word w under the hierarchical softmax: h (B, d), node_vectors (V-1, d) -> (B, V).
+
+    Each inner node n of w's path makes a binary decision; with word2vec.c's convention the turn
+    with code 0 has probability sigma(u_n . h), so
+        log P(w | h) = sum_j log sigma((1 - 2 code_j) u_{n_j} . h),
+    about log2 V terms instead of a softmax over V words. The V probabilities sum to 1.
+    """
+    check_type(h, "h", torch.Tensor)
+    check_type(node_vectors, "node_vectors", torch.Tensor)
+    if h.dim() != 2 or node_vectors.dim() != 2 or h.size(1) != node_vectors.size(1) \
+            or len(codes) != len(points) or len(codes) != node_vectors.size(0) + 1:
+        raise ValueError(f"expected h (B, d), node_vectors (V-1, d) and V codes and points; got "
+                         f"{tuple(h.shape)}, {tuple(node_vectors.shape)}, {len(codes)}, {len(points)}")
+    depth = max(map(len, codes))
+    pad = lambda rows: torch.tensor([r + [0] * (depth - len(r)) for r in rows])               # (V, depth)
+    code, point = pad(codes).to(h.device), pad(points).to(h.device)
+    on_path = pad([[1] * len(c) for c in codes]).to(h.device, h.dtype)                         # (V, depth)
+    scores = torch.einsum("bd,vkd->bvk", h, node_vectors[point])                              # (B, V, depth)
+    sign = 1.0 - 2.0 * code.to(h.dtype)                                                       # (V, depth): +1 or -1
+    return (F.logsigmoid(sign * scores) * on_path).sum(-1)                                    # (B, V)

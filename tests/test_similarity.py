@@ -93,3 +93,23 @@ def test_bad_inputs():
         evaluate_similarity(wv, [])
     with pytest.raises(TypeError, match="wv must be"):
         evaluate_analogies("not vectors", [("s", "a", "b", "c", "d")])
+
+
+@pytest.mark.filterwarnings("ignore:Call to deprecated `init_sims`:DeprecationWarning")   # inside gensim's cosmul
+def test_three_cos_mul_matches_gensim_and_ranks_count_words_above_the_answer():
+    words = [f"w{i}" for i in range(300)]
+    vectors = random_vectors(words, seed=4)
+    ours, kv = WordVectors(vectors, words), gensim_vectors(words, vectors)
+    for a, b, c in (("w1", "w2", "w3"), ("w10", "w40", "w77"), ("w5", "w250", "w299")):
+        expected = kv.most_similar_cosmul(positive=[b, c], negative=[a], topn=3)   # epsilon 1e-6 there
+        assert [w for w, _ in ours.analogy(a, b, c, 3, method="mul")] == [w for w, _ in expected]
+        add = ours.analogy(a, b, c, 3)
+        assert [w for w, _ in add] == [w for w, _ in kv.most_similar(positive=[b, c], negative=[a], topn=3)]
+    questions = [("s1", "w1", "w2", "w3", ours.analogy("w1", "w2", "w3", 2)[1][0]),   # the second-best answer
+                 ("s2", "w4", "w5", "w6", ours.analogy("w4", "w5", "w6", 1)[0][0]),   # the best answer
+                 ("s2", "w4", "w5", "w6", "nope")]
+    score = evaluate_analogies(ours, questions, chunk=1)
+    assert score.ranks == [2, 1] and score.sections == ["s1", "s2"]
+    assert score.by_section == {"s1": (0, 1), "s2": (1, 1)} and score.covered == 2 and score.total == 3
+    with pytest.raises(ValueError, match="method must be"):
+        evaluate_analogies(ours, questions, method="sub")

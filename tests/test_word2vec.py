@@ -3,8 +3,9 @@ import pytest
 import torch
 from gensim.models import Word2Vec as GensimWord2Vec
 
-from lmcourse.word2vec import (Word2Vec, _window_examples, encode_corpus, keep_probabilities,
-                               noise_distribution, noise_table, sgd_step, train_word2vec)
+from lmcourse.word2vec import (Word2Vec, encode_corpus, hierarchical_softmax_log_probs, huffman_tree,
+                               keep_probabilities, noise_distribution, noise_table, sgd_step, train_word2vec,
+                               window_examples)
 
 SENTENCES = [("the cat sat on the mat " * 3).split(), ("the dog sat on the log " * 3).split(),
              "a cat and a dog".split()]
@@ -57,13 +58,18 @@ def test_window_examples_stay_inside_sentences():
     ids = torch.arange(7)
     sent = torch.tensor([0, 0, 0, 1, 1, 2, 2])
     g = torch.Generator().manual_seed(0)
-    inputs, mask, outputs = _window_examples(ids, sent, window=1, cbow=False, generator=g)
+    inputs, mask, outputs = window_examples(ids, sent, window=1, cbow=False, generator=g)
     pairs = {(i.item(), o.item()) for i, o in zip(inputs[:, 0], outputs)}
     assert pairs == {(0, 1), (1, 0), (1, 2), (2, 1), (3, 4), (4, 3), (5, 6), (6, 5)}
-    inputs, mask, outputs = _window_examples(ids, sent, window=2, cbow=True, generator=g)
+    inputs, mask, outputs = window_examples(ids, sent, window=2, cbow=True, generator=g)
     assert len(outputs) == 7 and mask.shape == (7, 4)
     for ctx, m, centre in zip(inputs, mask, outputs):
         assert all(sent[c] == sent[centre] and c != centre for c in ctx[m])
+    inputs, mask, outputs = window_examples(ids, torch.zeros(7, dtype=torch.long), window=2, cbow=False,
+                                            generator=None)                 # the full window, no shrinking
+    assert len(outputs) == 2 * (2 + 2 + 2 + 2 + 2) + 2 * 2 + 2 * 1 - 4      # 7 words, window 2: 22 pairs
+    with pytest.raises(ValueError, match="window must be"):
+        window_examples(ids, sent, window=0, cbow=True, generator=None)
 
 
 @pytest.mark.parametrize("sg", [True, False])
@@ -145,8 +151,13 @@ def test_skipgram_matches_gensim_on_the_news_corpus():
 
 
 @pytest.mark.parametrize("cbow", [False, True])
-def test_sgd_step_equals_autograd_sgd(cbow):
-    """The written-out update is per-example SGD on Word2Vec.forward's loss, repeated words included."""
+def test_sgd_step_is_word2vec_c_update(cbow):
+    """The written-out update, checked example by example against autograd on Word2Vec.forward's loss.
+
+    Skip-gram: exactly per-example SGD. CBOW: word2vec.c (and gensim, cbow_mean=1) add the full error
+    neu1e = -lr dL/dh to every context word, which is n times the exact gradient step of each of the
+    n averaged vectors; outputs move by the exact gradient step. Repeated words add their updates.
+    """
     torch.manual_seed(0)
     model = Word2Vec(7, 5)
     torch.nn.init.normal_(model.out_embed.weight, std=0.3)
@@ -155,16 +166,71 @@ def test_sgd_step_equals_autograd_sgd(cbow):
     mask = torch.rand(B, L) < 0.7 if cbow else torch.ones(B, 1, dtype=torch.bool)
     mask[:, 0] = True
     targets = torch.randint(0, 7, (B, 1 + K))              # with 7 words, repeats are certain
-    reference = Word2Vec(7, 5)
-    reference.load_state_dict(model.state_dict())
-    loss = reference(inputs, mask, targets)
-    (loss * B).backward()                                  # the sum of per-example losses
-    expected_in = reference.in_embed.weight - lr * reference.in_embed.weight.grad.to_dense()
-    expected_out = reference.out_embed.weight - lr * reference.out_embed.weight.grad.to_dense()
+    expected_in, expected_out = model.in_embed.weight.detach().clone(), model.out_embed.weight.detach().clone()
+    for b in range(B):
+        reference = Word2Vec(7, 5)
+        reference.load_state_dict(model.state_dict())
+        reference(inputs[b:b + 1], mask[b:b + 1], targets[b:b + 1]).backward()
+        n = int(mask[b].sum())                             # 1 for skip-gram
+        expected_in -= lr * n * reference.in_embed.weight.grad.to_dense()
+        expected_out -= lr * reference.out_embed.weight.grad.to_dense()
+    loss = model(inputs, mask, targets).detach()
     returned = sgd_step(model, inputs, mask, targets, lr)
-    torch.testing.assert_close(returned, loss.detach())
-    torch.testing.assert_close(model.in_embed.weight.detach(), expected_in.detach(), atol=1e-6, rtol=0)
-    torch.testing.assert_close(model.out_embed.weight.detach(), expected_out.detach(), atol=1e-6, rtol=0)
+    torch.testing.assert_close(returned, loss)
+    torch.testing.assert_close(model.in_embed.weight.detach(), expected_in, atol=1e-6, rtol=0)
+    torch.testing.assert_close(model.out_embed.weight.detach(), expected_out, atol=1e-6, rtol=0)
+
+
+def test_cbow_update_matches_a_loop_like_word2vec_c():
+    """One CBOW example by word2vec.c's loop (neu1 = mean, neu1e accumulated, then added in full)."""
+    torch.manual_seed(1)
+    model = Word2Vec(9, 4)
+    torch.nn.init.normal_(model.out_embed.weight, std=0.5)
+    syn0, syn1neg = model.in_embed.weight.detach().clone(), model.out_embed.weight.detach().clone()
+    context, targets, alpha = [1, 2, 3, 4], [5, 6, 7], 0.05
+    neu1 = syn0[context].mean(0)
+    neu1e = torch.zeros(4)
+    for d, t in enumerate(targets):
+        label = 1.0 if d == 0 else 0.0
+        g = (label - torch.sigmoid(neu1 @ syn1neg[t])) * alpha
+        neu1e += g * syn1neg[t]
+        syn1neg[t] += g * neu1
+    syn0[context] += neu1e
+    sgd_step(model, torch.tensor([context]), torch.ones(1, 4, dtype=torch.bool), torch.tensor([targets]), alpha)
+    torch.testing.assert_close(model.in_embed.weight.detach(), syn0)
+    torch.testing.assert_close(model.out_embed.weight.detach(), syn1neg)
+
+
+@pytest.mark.parametrize("counts", [[100, 40, 21, 13, 8, 6, 3, 1], [50, 20, 12, 10, 7, 5, 5, 3, 1]])
+def test_huffman_tree_equals_gensims(counts):
+    tokens = [f"w{i}" for i, c in enumerate(counts) for _ in range(c)]
+    g = GensimWord2Vec([tokens], vector_size=4, min_count=1, hs=1, negative=0, epochs=1, workers=1, seed=0)
+    words = g.wv.index_to_key                                # gensim's order
+    freq = [g.wv.get_vecattr(w, "count") for w in words]
+    codes, points = huffman_tree(torch.tensor(freq))
+    theirs = [g.wv.get_vecattr(w, "code").tolist() for w in words]
+    # both are optimal codes: the same expected code length (ties may be broken differently)
+    assert sum(f * len(c) for f, c in zip(freq, codes)) == sum(f * len(c) for f, c in zip(freq, theirs))
+    if len(set(counts)) == len(counts) and counts[0] == 100:   # no ties anywhere: the very same tree
+        assert codes == theirs
+        assert points == [g.wv.get_vecattr(w, "point").tolist() for w in words]
+    assert len(codes[words.index("w0")]) < len(codes[words.index(f"w{len(counts) - 1}")])
+    with pytest.raises(ValueError, match="counts must be"):
+        huffman_tree(torch.tensor([3]))
+
+
+def test_hierarchical_softmax_is_a_distribution():
+    torch.manual_seed(0)
+    counts = torch.tensor([40, 30, 9, 9, 5, 4, 2, 1])
+    codes, points = huffman_tree(counts)
+    h, nodes = torch.randn(3, 6, dtype=torch.float64), torch.randn(7, 6, dtype=torch.float64)
+    log_p = hierarchical_softmax_log_probs(h, nodes, codes, points)           # (3, 8)
+    torch.testing.assert_close(log_p.exp().sum(1), torch.ones(3, dtype=torch.float64))
+    word = 5                                                                 # one word, by hand
+    by_hand = sum(torch.log(torch.sigmoid((1 - 2 * c) * (nodes[p] @ h[0]))) for c, p in zip(codes[word], points[word]))
+    torch.testing.assert_close(log_p[0, word], by_hand)
+    with pytest.raises(ValueError, match="expected h"):
+        hierarchical_softmax_log_probs(h, nodes[:5], codes, points)
 
 
 def test_noise_table_follows_the_noise_distribution():

@@ -2,14 +2,21 @@
 import math
 
 import numpy as np
+import torch
 
-__all__ = ["cosine"]
+from lmcourse.similarity import analogy_scores
+
+__all__ = ["cosine", "sgns_gradient", "three_cos_mul"]
+
+
+def _callable(candidate, name: str) -> None:
+    if not callable(candidate):
+        raise TypeError(f"pass your function itself, e.g. check('ch03-{name}', my_function)")
 
 
 def cosine(candidate) -> int:
     """candidate(u, v) -> cosine similarity of two 1-D NumPy vectors, a float in [-1, 1]."""
-    if not callable(candidate):
-        raise TypeError("pass your function itself, e.g. check('ch03-cosine', cosine)")
+    _callable(candidate, "cosine")
     one_hot = np.eye(8)
     got = candidate(one_hot[0], one_hot[7])
     assert math.isclose(got, 0.0, abs_tol=1e-12), f"two different one-hot vectors have cosine 0, got {got}"
@@ -25,3 +32,46 @@ def cosine(candidate) -> int:
         got = candidate(a, b)
         assert math.isclose(got, want, rel_tol=1e-9), f"cos({a.round(2)}, {b.round(2)}) = {want:.6f}, got {got}"
     return 3
+
+
+def sgns_gradient(candidate) -> int:
+    """candidate(h (d,), u_pos (d,), u_neg (K, d)) -> (grad_h, grad_u_pos, grad_u_neg): the gradients of
+    L = -log sigma(u_pos . h) - sum_k log sigma(-u_neg[k] . h), checked against autograd."""
+    _callable(candidate, "sgns-gradient")
+    rng = np.random.default_rng(3)
+    for trial, (d, k) in enumerate([(4, 1), (6, 3), (10, 5)]):
+        h, u_pos, u_neg = rng.normal(size=d), rng.normal(size=d), rng.normal(size=(k, d))
+        th, tp, tn = (torch.tensor(a, requires_grad=True) for a in (h, u_pos, u_neg))
+        loss = -torch.nn.functional.logsigmoid(tp @ th) - torch.nn.functional.logsigmoid(-(tn @ th)).sum()
+        loss.backward()
+        got = candidate(h.copy(), u_pos.copy(), u_neg.copy())
+        assert isinstance(got, tuple) and len(got) == 3, "return a tuple (grad_h, grad_u_pos, grad_u_neg)"
+        for name, value, want in zip(("grad_h", "grad_u_pos", "grad_u_neg"), got, (th.grad, tp.grad, tn.grad)):
+            value = np.asarray(value.detach() if isinstance(value, torch.Tensor) else value, dtype=np.float64)
+            assert value.shape == tuple(want.shape), f"{name} must have shape {tuple(want.shape)}, got {value.shape}"
+            assert np.allclose(value, want.numpy(), atol=1e-8), (
+                f"test {trial + 1}: {name} differs from autograd's by up to {np.abs(value - want.numpy()).max():.3g}; "
+                "remember d/ds [-log sigma(s)] = sigma(s) - 1 and d/ds [-log sigma(-s)] = sigma(s)")
+    return 3
+
+
+def three_cos_mul(candidate) -> int:
+    """candidate(unit (n, d) rows of length 1, a, b, c word ids) -> the id of the 3CosMul answer to
+    a : b :: c : ?, never a, b or c; compared with :func:`lmcourse.similarity.analogy_scores`."""
+    _callable(candidate, "three-cos-mul")
+    rng = np.random.default_rng(7)
+    checks = 0
+    for n, d in ((20, 5), (50, 8), (200, 16)):
+        unit = rng.normal(size=(n, d))
+        unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+        for _ in range(5):
+            a, b, c = (int(i) for i in rng.choice(n, 3, replace=False))
+            want = int(np.argmax(analogy_scores(unit, np.array([[a, b, c]]), "mul")[0]))
+            plus = int(np.argmax(analogy_scores(unit, np.array([[a, b, c]]), "add")[0]))
+            got = int(candidate(unit.copy(), a, b, c))
+            assert got not in (a, b, c), f"the answer must not be one of a, b, c ({a}, {b}, {c}), got {got}"
+            hint = " (that is the 3CosAdd answer)" if got == plus else ""
+            assert got == want, (f"{n} words, a, b, c = {a}, {b}, {c}: 3CosMul answers {want}, got {got}{hint}; "
+                                 "shift cosines to (1 + cos) / 2 and use epsilon 1e-3")
+            checks += 1
+    return checks
