@@ -73,11 +73,10 @@ def plot_heatmap(matrix, xlabels: Sequence[str] | None = None, ylabels: Sequence
         ax.set_xticks(range(m.shape[1]), xlabels, rotation=60, ha="right")
     if ylabels is not None:
         ax.set_yticks(range(m.shape[0]), ylabels)
-    if annotate:
-        mid = (np.nanmax(m) + np.nanmin(m)) / 2
+    if annotate:   # dark text on the light half of the colour scale (vmin..vmax), light on the dark half
         for (i, j), v in np.ndenumerate(m):
             ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=8,
-                    color="black" if v > mid else "white")
+                    color="black" if im.norm(v) > 0.5 else "white")
     if title:
         ax.set_title(title)
     return ax

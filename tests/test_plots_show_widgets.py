@@ -120,3 +120,10 @@ def test_static_slider_embeds_every_frame():
         static_slider(draw, [])
     with pytest.raises(TypeError, match="draw must be callable"):
         static_slider(None, [1])
+
+
+def test_heatmap_text_colour_follows_the_colour_scale_not_the_data():
+    ax = plot_heatmap(np.full((2, 2), 0.9), annotate=True, vmin=-1, vmax=1)
+    assert {t.get_color() for t in ax.texts} == {"black"}       # 0.9 is near the top of -1..1
+    ax = plot_heatmap(np.array([[-0.8, 0.8]]), annotate=True, vmin=-1, vmax=1)
+    assert [t.get_color() for t in ax.texts] == ["white", "black"]
