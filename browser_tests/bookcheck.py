@@ -412,16 +412,18 @@ _ANSWER = """wrapper => {
 
 
 def answer_quiz(page, index: int = 0) -> dict:
-    """Click the first choice of the first question of the ``index``-th quiz of an open page.
+    """Click the first choice of the first multiple-choice question of the ``index``-th quiz of an
+    open page (a quiz may open with a numeric question).
 
     Returns what the page shows afterwards: the ``choice`` clicked, whether it is ``correct``, the
     feedback's ``verdict`` (``"correct"``, ``"incorrect"`` or ``""`` for none), its text
     (``feedback``), the text it should show (``expected``, the choice's saved feedback), and
     whether it is ``visible``.
     """
-    question = page.locator(QUIZ).nth(index).locator(".Quiz").first
-    if not question.locator(".MCButton").count():
-        raise ValueError(f"the first question of quiz {index} is not a multiple-choice question")
+    questions = page.locator(QUIZ).nth(index).locator(".Quiz").filter(has=page.locator(".MCButton"))
+    if not questions.count():
+        raise ValueError(f"quiz {index} has no multiple-choice question")
+    question = questions.first
     question.scroll_into_view_if_needed()
     question.locator(".MCButton").first.click()
     return question.evaluate(_ANSWER)
