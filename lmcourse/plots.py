@@ -138,14 +138,14 @@ def plot_timeline(events: Sequence[tuple[float, str, str]], ax=None, xlim: tuple
         row_ends[row] = year + width / 2
         height = 0.6 + 1.05 * row
         ax.plot([year, year], [0, height], color="0.7", lw=0.8, zorder=0)
-        ax.text(year, height, label, ha="center", va="bottom", fontsize=8.5, color=colour,
+        ax.text(year, height, label, ha="center", va="bottom", fontsize=10, color=colour,
                 bbox=dict(fc="white", ec="none", pad=0.5), zorder=1)
     ax.axhline(0, color="0.3", lw=1.2, zorder=0)
     for quarter in range(int(np.ceil(lo * 4)), int(hi * 4) + 1):
         t = quarter / 4
         ax.plot([t, t], [-0.12 if quarter % 4 == 0 else -0.06, 0], color="0.3", lw=0.8)
         if quarter % 4 == 0:
-            ax.text(t, -0.2, str(int(t)), ha="center", va="top", fontsize=8)
+            ax.text(t, -0.2, str(int(t)), ha="center", va="top", fontsize=9)
     ax.set_xlim(lo, hi)
     ax.set_ylim(-0.9, 0.6 + 1.05 * len(row_ends) + 0.6)
     ax.axis("off")
