@@ -65,17 +65,16 @@ def draw_timeline():
     enlarged. Returns the figure."""
     import matplotlib.pyplot as plt
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6.4), height_ratios=(1, 1.15))
-    events = [(m.year, m.label, FAMILIES[m.family]) for m in TIMELINE]
-    outside = [(y, "" if BURST[0] <= y <= BURST[1] else label, c) for y, label, c in events]
-    plot_timeline(outside, ax=top, xlim=(1999.5, 2021.0), label_width=0.13)
+    burst = [m for m in TIMELINE if BURST[0] <= m.year <= BURST[1]]
+    plot_timeline([(m.year, "" if m in burst else m.label, FAMILIES[m.family]) for m in TIMELINE],
+                  ax=top, xlim=(1999.5, 2021.0), label_width=0.13)   # the burst's labels are below
     top.axvspan(*BURST, color="0.92", zorder=-1)
     top.text(sum(BURST) / 2, 0.35, "enlarged\nbelow", ha="center", va="bottom", fontsize=8, color="0.35")
     top.set_title("From the neural language model to GPT-3 (first public appearance)", fontsize=12)
-    inside = [e for e in events if BURST[0] <= e[0] <= BURST[1]]
-    plot_timeline(inside, ax=bottom, xlim=BURST, label_width=0.1)
-    dates = [m.when for m in TIMELINE if BURST[0] <= m.year <= BURST[1]]
-    bottom.set_title(f"Enlarged: {len(dates)} milestones between {dates[0]:%B %Y} and {dates[-1]:%B %Y}",
-                     fontsize=11)
+    plot_timeline([(m.year, m.label, FAMILIES[m.family]) for m in burst], ax=bottom, xlim=BURST,
+                  label_width=0.1)
+    bottom.set_title(f"Enlarged: {len(burst)} milestones between {burst[0].when:%B %Y} and "
+                     f"{burst[-1].when:%B %Y}", fontsize=11)
     handles = [plt.Line2D([], [], marker="o", ls="", color=c, label=f) for f, c in FAMILIES.items()]
     fig.legend(handles=handles, loc="lower center", ncol=2, frameon=False, fontsize=10)
     fig.tight_layout(rect=(0, 0.08, 1, 1))

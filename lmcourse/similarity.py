@@ -66,6 +66,10 @@ class WordVectors:
         for w in exclude:
             if w in self.index:
                 scores[self.index[w]] = -np.inf
+        return self._best(scores, k)
+
+    def _best(self, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """The ``k`` highest-scoring words (n,) with their scores, excluded (-inf) words left out."""
         top = np.argsort(-scores, kind="stable")[:k]
         return [(self.words[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
 
@@ -74,9 +78,7 @@ class WordVectors:
         :func:`analogy_scores` (``method`` "add" for 3CosAdd, "mul" for 3CosMul)."""
         check_int(k, "k", minimum=1)
         ids = np.array([[self._id(a), self._id(b), self._id(c)]])
-        scores = analogy_scores(self.unit, ids, method)[0]                          # (n,)
-        top = np.argsort(-scores, kind="stable")[:k]
-        return [(self.words[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+        return self._best(analogy_scores(self.unit, ids, method)[0], k)             # scores (n,)
 
 
 def analogy_scores(unit: np.ndarray, abc: np.ndarray, method: str = "add") -> np.ndarray:
@@ -115,12 +117,27 @@ class SimilarityScore:
 @dataclass
 class AnalogyScore:
     """Accuracy of 3CosAdd or 3CosMul on the questions whose four words all have vectors."""
-    correct: int
-    covered: int
-    total: int
-    by_section: dict[str, tuple[int, int]] = field(default_factory=dict)   # section -> (correct, covered)
+    total: int                                        # questions asked
     ranks: list[int] = field(default_factory=list)    # per covered question: 1 + words scored above d
     sections: list[str] = field(default_factory=list)  # per covered question: its section
+
+    @property
+    def covered(self) -> int:
+        return len(self.ranks)
+
+    @property
+    def correct(self) -> int:
+        return sum(rank == 1 for rank in self.ranks)
+
+    @property
+    def by_section(self) -> dict[str, tuple[int, int]]:
+        """section -> (correct, covered), in the order the sections first occur."""
+        counts: dict[str, list[int]] = {}
+        for section, rank in zip(self.sections, self.ranks):
+            c = counts.setdefault(section, [0, 0])
+            c[0] += int(rank == 1)
+            c[1] += 1
+        return {section: (c[0], c[1]) for section, c in counts.items()}
 
     @property
     def accuracy(self) -> float:
@@ -174,11 +191,4 @@ def evaluate_analogies(wv: WordVectors, questions: Sequence[tuple[str, str, str,
             scores = analogy_scores(wv.unit, block[:, :3], method)                  # (q, n)
             right = scores[np.arange(len(block)), block[:, 3]]                       # (q,)
             ranks += (1 + (scores > right[:, None]).sum(1)).tolist()
-    by_section: dict[str, list[int]] = {}
-    for q, rank in zip(covered, ranks):
-        c = by_section.setdefault(q[0], [0, 0])
-        c[0] += int(rank == 1)
-        c[1] += 1
-    correct = sum(c for c, _ in by_section.values())
-    return AnalogyScore(correct, len(covered), len(questions), {s: tuple(v) for s, v in by_section.items()},
-                        ranks, [q[0] for q in covered])
+    return AnalogyScore(len(questions), ranks, [q[0] for q in covered])

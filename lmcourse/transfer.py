@@ -4,7 +4,6 @@ Chapter 1's experiment: pretrain on digits 0-4, then learn digits 5-9 from a han
 examples, either from scratch, with the pretrained lower layers frozen, or fine-tuning them; on the
 8x8 digits as scanned, and on a harder task where each digit sits anywhere in a larger frame.
 """
-import copy
 from collections.abc import Callable
 
 import numpy as np
@@ -104,7 +103,7 @@ def transfer_model(source: DigitsCNN, num_classes: int, strategy: str, seed: int
     if strategy == "scratch":
         return model
     for mine, theirs in zip(model.hidden_layers()[:layers], source.hidden_layers()):
-        mine.load_state_dict(copy.deepcopy(theirs.state_dict()))
+        mine.load_state_dict(theirs.state_dict())                # copies the values
         mine.requires_grad_(strategy == "fine-tuned")
     model.copied_layers = layers
     return model
@@ -184,6 +183,6 @@ def train_classifier(model: nn.Module, images: torch.Tensor, labels: torch.Tenso
         test_images, test_labels = (t.to(device) for t in test)
         eval_fn = lambda m: {"test_accuracy": accuracy(m, test_images, test_labels)}  # noqa: E731
     history = fit(model, cross_entropy_loss, epoch_batches, num_epochs=num_epochs, lr=lr,
-                  optimizer=optimizer, eval_fn=eval_fn, eval_every=steps_per_epoch * eval_every, seed=seed, device=device,
-                  desc=f"{num_epochs} epochs")
+                  optimizer=optimizer, eval_fn=eval_fn, eval_every=steps_per_epoch * eval_every, seed=seed,
+                  device=device, desc=f"{num_epochs} epochs")
     return [v for _, v in history.evals.get("test_accuracy", [])]

@@ -30,5 +30,8 @@ def check(exercise_id: str, candidate) -> str:
     if checker is None:
         known = sorted(f"{chapter}-{n.replace('_', '-')}" for n in getattr(module, "__all__", []))
         raise ValueError(f"exercise_id {exercise_id!r} is unknown; {chapter} has {known}")
+    if not callable(candidate):
+        raise TypeError(f"pass your function itself, e.g. check({exercise_id!r}, my_function), "
+                        f"got {type(candidate).__name__}")
     passed = checker(candidate)
     return f"{exercise_id}: all {passed} checks passed"

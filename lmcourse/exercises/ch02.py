@@ -10,11 +10,6 @@ __all__ = ["add_k", "kneser_ney_bigram", "perplexity"]
 _ENGLISH = [s.split() for s in ["the cat sat", "the dog sat", "a cat ran", "the cat ran home", "a dog sat"]]
 
 
-def _callable(candidate, exercise_id: str, name: str) -> None:
-    if not callable(candidate):
-        raise TypeError(f"pass your function itself, e.g. check('{exercise_id}', {name})")
-
-
 def _reference(sentences, prev, word, k):
     pairs = Counter((a, b) for s in sentences for a, b in zip(s, s[1:]))
     context = Counter(a for s in sentences for a in s[:-1])
@@ -25,7 +20,6 @@ def _reference(sentences, prev, word, k):
 def add_k(candidate) -> int:
     """candidate(sentences, prev, word, k) -> add-k estimate of P(word | prev) from adjacent pairs
     inside the sentences, with |V| = number of distinct words of the corpus."""
-    _callable(candidate, "ch02-add-k", "add_k")
     chinese = [line.split() for line in toy_corpus("chinese_bigram")]
     got = candidate(chinese, "的", "词性", 0)
     assert math.isclose(got, 2 / 3), f"with k=0, P(词性 | 的) must be 2/3 (count 2 / count 3), got {got}"
@@ -45,7 +39,6 @@ def kneser_ney_bigram(candidate) -> int:
     """candidate(sentences, prev, word, d) -> interpolated Kneser-Ney P(word | prev) of a bigram
     model fitted to ``sentences`` (lists of words; pad each as <s> ... </s>), equal to
     ``NGramLM(2, "kneser-ney", discount=d)``."""
-    _callable(candidate, "ch02-kneser-ney-bigram", "kneser_ney_bigram")
     chinese = [line.split() for line in toy_corpus("chinese_bigram")]
     for sentences, name in ((chinese, "the four Chinese sentences"), (_ENGLISH, "the English toy sentences")):
         words = sorted({w for s in sentences for w in s}) + [EOS]
@@ -68,7 +61,6 @@ def kneser_ney_bigram(candidate) -> int:
 def perplexity(candidate) -> int:
     """candidate(model, sentences) -> perplexity of an :class:`NGramLM` on ``sentences``, computed
     from ``model.prob(word, history)``: every word and each sentence's </s> is predicted."""
-    _callable(candidate, "ch02-perplexity", "perplexity")
     held_out = [s.split() for s in ["the dog ran", "a cat sat home"]]
     for model in (NGramLM(2, k=1.0).fit(_ENGLISH), NGramLM(3, "kneser-ney").fit(_ENGLISH),
                   NGramLM(1, k=0.5).fit(_ENGLISH)):
