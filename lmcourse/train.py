@@ -14,7 +14,9 @@ from pathlib import Path
 
 import torch
 from safetensors.torch import load_model, save_model
+from torch.nn.parallel import DistributedDataParallel
 
+from lmcourse import distributed
 from lmcourse.seed import DEFAULT_DEVICE, DEFAULT_NUM_THREADS, set_seed
 from lmcourse.validate import check_float, check_int, check_state_fits, check_type, safetensors_shapes
 
@@ -24,7 +26,8 @@ PROGRESS_ENV = "LMCOURSE_PROGRESS"
 
 @dataclass
 class History:
-    """What ``fit`` measured: the loss of every step, and each evaluation as ``(step, value)``."""
+    """What ``fit`` measured: the loss of every step (the mean over processes when there are several),
+    and each evaluation as ``(step, value)`` (recorded on rank 0 only)."""
     train_loss: list[float] = field(default_factory=list)
     evals: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
 
@@ -91,6 +94,11 @@ def fit(model: torch.nn.Module,
     checkpoint: if given, the weights are saved there (atomically) after every epoch.
     seed, num_threads: passed to :func:`lmcourse.set_seed` first (``seed=None`` skips seeding);
         tiny models often run faster on one thread.
+
+    Launched by ``torchrun`` on several processes, the same call trains data-parallel
+    (:mod:`lmcourse.distributed`): ``loss_fn`` receives the model wrapped in
+    ``DistributedDataParallel`` (so it must call the model, not its other methods) and each rank's
+    slice of every batch; rank 0 alone draws progress, evaluates and saves the checkpoint.
     """
     check_type(model, "model", torch.nn.Module)
     if not callable(loss_fn):
@@ -109,7 +117,12 @@ def fit(model: torch.nn.Module,
         check_int(max_steps, "max_steps", minimum=1)
     if seed is not None:
         set_seed(seed, num_threads=num_threads)
+    device = distributed.setup(device)
+    rank, world_size = distributed.world()
     model.to(device)
+    trained = model
+    if world_size > 1:
+        trained = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     if optimizer is None:
         params = [p for p in model.parameters() if p.requires_grad]
         if not params:
@@ -120,7 +133,7 @@ def fit(model: torch.nn.Module,
     history = History()
 
     def evaluate():
-        if eval_fn is None:
+        if eval_fn is None or rank != 0:
             return
         was_training = model.training
         model.eval()
@@ -135,7 +148,7 @@ def fit(model: torch.nn.Module,
     if max_steps is not None:
         total = min(total, max_steps) if total else max_steps
     bar = None
-    if progress_enabled(progress):
+    if rank == 0 and progress_enabled(progress):
         from tqdm.auto import tqdm
         bar = tqdm(total=total, desc=desc)
 
@@ -143,9 +156,12 @@ def fit(model: torch.nn.Module,
     done = False
     for epoch in range(num_epochs):
         for batch in (batches(epoch) if callable(batches) else batches):
-            loss = loss_fn(model, to_device(batch, device))
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"loss became {loss.item()} at step {history.steps}")
+            if world_size > 1:
+                batch = distributed.shard(batch, rank, world_size)
+            loss = loss_fn(trained, to_device(batch, device))
+            recorded = distributed.mean_over_ranks(loss.detach())
+            if not torch.isfinite(recorded):
+                raise FloatingPointError(f"loss became {recorded.item()} at step {history.steps}")
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if clip_grad_norm is not None:
@@ -153,7 +169,7 @@ def fit(model: torch.nn.Module,
             optimizer.step()
             if scheduler is not None:
                 scheduler.step()
-            history.train_loss.append(loss.item())
+            history.train_loss.append(recorded.item())
             if bar is not None:
                 bar.update(1)
                 if history.steps % 10 == 0:
@@ -164,7 +180,10 @@ def fit(model: torch.nn.Module,
                 done = True
                 break
         if checkpoint is not None:
-            save_checkpoint(model, checkpoint)
+            if rank == 0:
+                save_checkpoint(model, checkpoint)
+            if world_size > 1:
+                torch.distributed.barrier()
         if done:
             break
     if bar is not None:

@@ -107,6 +107,11 @@ def render(root: Path = ROOT) -> str:
             out += ["| chapter | seconds |", "| --- | --- |"]
             out += [f"| `{k}` | {v:.1f} |" for k, v in r["details"]["seconds per chapter"].items()]
             out.append(f"| total | {r['figure']:.1f} |\n")
+    out += ["## On a GPU\n",
+            "Not yet measured: every figure above is from CPUs, and the course has not yet had a GPU to "
+            "run on. [Scaling up](scaling.md) gives the commands that train the course's GPT on one GPU "
+            "or several (`python -m lmcourse.scale --device cuda`, under `torchrun` for more than one), "
+            "which print the tokens per second they reach.\n"]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -51,7 +51,7 @@ def test_performance_page_is_up_to_date():
 
 
 def test_reference_pages_are_in_the_toc():
-    for page in ("glossary", "corrections", "bibliography", "performance"):
+    for page in ("glossary", "corrections", "bibliography", "performance", "scaling"):
         assert page in TOC, f"{page}.md is missing from _toc.yml"
 
 
