@@ -13,7 +13,7 @@ import http.server
 import json
 import re
 import threading
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -47,18 +47,6 @@ KINDS = {
     "widget": "a saved widget view that did not render",
     "quiz": "a self-check quiz that did not show its questions",
 }
-# Errors that every page of a Jupyter Book 1.0 build shows whatever the book's content, each with
-# its origin. They are matched exactly, reported as tolerated, and fail nothing; anything else does.
-KNOWN_UPSTREAM = {
-    ("pageerror", "Identifier 'THEBE_JS_URL' has already been declared"):
-        "sphinx-thebe's configuration script appears twice in every page; the second copy cannot "
-        "redeclare its constants (harmless: the book does not use thebe)",
-    ("console", "Got invalid theme mode: . Resetting to auto."):
-        "pydata-sphinx-theme on a reader's first visit (nothing in localStorage yet); the theme "
-        "resets itself to 'auto'",
-}
-
-TOLERATED: Counter = Counter()  # (kind, message) of KNOWN_UPSTREAM -> pages that showed it
 
 
 @dataclass
@@ -73,18 +61,11 @@ class PageReport:
     quizzes: int = 0
     images: int = 0
     internal_links: int = 0
-    tolerated: list[str] = field(default_factory=list)
 
     def add(self, kind: str, message: str, detail: str = "") -> None:
-        """Record a problem (``detail``, such as where it came from, is not matched against
-        ``KNOWN_UPSTREAM``)."""
+        """Record a problem, with ``detail`` such as where it came from."""
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
-        if (kind, message) in KNOWN_UPSTREAM:
-            if message not in self.tolerated:
-                self.tolerated.append(message)
-                TOLERATED[(kind, message)] += 1
-            return
         message = f"{message} ({detail})" if detail else message
         if message not in self.problems[kind]:
             self.problems[kind].append(message)

@@ -29,13 +29,6 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("page_name", bookcheck.toc_pages(toc))
 
 
-def pytest_terminal_summary(terminalreporter):
-    """Name the known upstream errors that were tolerated, so that they stay in sight."""
-    for (kind, message), pages in bookcheck.TOLERATED.items():
-        terminalreporter.write_line(f"tolerated [{kind}] on {pages} page(s): {message} -- "
-                                    f"{bookcheck.KNOWN_UPSTREAM[(kind, message)]}")
-
-
 @pytest.fixture(scope="session")
 def site(pytestconfig) -> Path:
     path = Path(pytestconfig.getoption("--book-html"))
