@@ -19,6 +19,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Polygon, Rectangle
 from matplotlib.patheffects import Normal, withStroke
 
+import torch
+
+from lmcourse import word2vec
 from lmcourse.validate import check_int, check_type
 
 #: one colour per kind of part, the same in every diagram (light tints of the Okabe-Ito palette)
@@ -315,6 +318,71 @@ def cbow_and_skipgram(*, window: int = 2) -> Figure:
         _arrow(ax, (cx + 0.3 * (box.x - cx), out.top[1]), box.bottom)
     _text(ax, 4.5, 0.25, "In practice the softmax over V is replaced by negative sampling or a "
           "hierarchical softmax.", size=SMALL)
+    return fig
+
+
+#: a small vocabulary with made-up counts, for drawing a Huffman tree
+HUFFMAN_WORDS = (("the", 60), ("said", 25), ("fire", 12), ("police", 10), ("bank", 6), ("crews", 4),
+                 ("gaza", 3), ("blaze", 2))
+ACCENT = "#D55E00"   # a path or part the text points at (vermillion, full strength)
+
+
+def huffman_tree(*, word: str = "bank") -> Figure:
+    """The hierarchical softmax's Huffman tree (Mikolov et al., 2013a) for eight words with made-up
+    counts, built by :func:`lmcourse.word2vec.huffman_tree`: the two least frequent nodes are merged
+    again and again, so frequent words sit near the root. The path to ``word`` is highlighted and
+    its probability written out as a product of binary decisions."""
+    check_type(word, "word", str)
+    words = [w for w, _ in HUFFMAN_WORDS]
+    if word not in words:
+        raise ValueError(f"word must be one of {words}, got {word!r}")
+    counts = [c for _, c in HUFFMAN_WORDS]
+    codes, points = word2vec.huffman_tree(torch.tensor(counts))
+    v = len(words)
+    children: dict[int, dict[int, tuple[str, int]]] = {}     # inner node -> {bit: ("inner"|"leaf", id)}
+    for leaf, (code, point) in enumerate(zip(codes, points)):
+        for j, (bit, node) in enumerate(zip(code, point)):
+            children.setdefault(node, {})[bit] = ("inner", point[j + 1]) if j + 1 < len(point) else ("leaf", leaf)
+    depth = max(map(len, codes))
+    fig, ax = _canvas(9.0, 1.2 + 0.62 * (depth + 1))
+    top, step, pitch = 0.62 * (depth + 1) + 0.55, 0.62, 1.05
+    order = iter(range(v))
+    place: dict[tuple[str, int], tuple[float, float]] = {}
+    total: dict[tuple[str, int], int] = {}
+
+    def lay_out(node: tuple[str, int], level: int) -> None:
+        if node[0] == "leaf":
+            place[node], total[node] = (0.55 + pitch * next(order), top - level * step), counts[node[1]]
+            return
+        kids = [children[node[1]][bit] for bit in (0, 1)]
+        for kid in kids:
+            lay_out(kid, level + 1)
+        place[node] = ((place[kids[0]][0] + place[kids[1]][0]) / 2, top - level * step)
+        total[node] = total[kids[0]] + total[kids[1]]
+
+    root = ("inner", v - 2)
+    lay_out(root, 0)
+    target = words.index(word)
+    on_path = {("inner", n) for n in points[target]} | {("leaf", target)}
+    for (kind, n), (x, y) in place.items():
+        if kind == "inner":
+            for bit in (0, 1):
+                kid = children[n][bit]
+                hot = kid in on_path and ("inner", n) in on_path
+                (kx, ky), r = place[kid], 0.2
+                start, end = (x, y - r), (kx, ky + (r if kid[0] == "inner" else 0.19))
+                _edge(ax, start, end, str(bit), side="above", at=0.5, head=False,
+                      color=ACCENT if hot else EDGE, lw=2.4 if hot else 1.0)
+            ax.add_patch(Circle((x, y), 0.2, fc=PALETTE["output"], ec=EDGE, lw=1.0, zorder=3))
+            _text(ax, x, y, str(total[kind, n]), size=SMALL)
+            _text(ax, x + 0.24, y + 0.13, rf"$u_{n}$", size=SMALL, ha="left")
+        else:
+            _box(ax, x, y, 0.9, 0.38, f"{words[n]} {counts[n]}", "input", size=SMALL,
+                 lw=2.4 if n == target else 1.0)
+    factors = r"\,".join(rf"\sigma({'' if bit == 0 else '-'}u_{node} \cdot h)"
+                       for bit, node in zip(codes[target], points[target]))
+    _text(ax, 4.5, 0.3, rf"$P(\mathrm{{{word}}} \mid h) = {factors}$   (code {''.join(map(str, codes[target]))}; "
+          "inner nodes show merged counts)", size=FONT)
     return fig
 
 
@@ -969,6 +1037,7 @@ DIAGRAMS: dict[str, Callable[[], Figure]] = {
     "transfer": transfer,
     "nnlm": nnlm,
     "cbow_and_skipgram": cbow_and_skipgram,
+    "huffman_tree": huffman_tree,
     "rnn_unrolled": rnn_unrolled,
     "lstm_cell": lstm_cell,
     "gru_cell": gru_cell,

@@ -136,3 +136,32 @@ def per_step_weight_gradients(cell: nn.Module, x: torch.Tensor, readout: torch.T
     readout = torch.ones(cell.hidden_size) if readout is None else readout
     loss = (_hidden(states[-1]) @ readout).sum()
     return torch.stack(torch.autograd.grad(loss, copies))
+
+
+def train_tracking_gradients(model: nn.Module, loss_fn, batches, lr: float,
+                             clip_grad_norm: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Plain SGD over ``batches``, recording each step's loss and gradient norm (before clipping).
+
+    Plain SGD makes the step proportional to the gradient, so an exploding gradient throws the
+    weights far unless ``clip_grad_norm`` bounds it. Stops at the first non-finite loss (the rest
+    of both curves is then nan). Returns (losses (S,), gradient norms (S,)) for S = len(batches).
+    """
+    check_type(model, "model", nn.Module)
+    check_float(lr, "lr", minimum=0.0, strict_minimum=True)
+    if clip_grad_norm is not None:
+        check_float(clip_grad_norm, "clip_grad_norm", minimum=0.0, strict_minimum=True)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = torch.full((len(batches),), float("nan"))
+    norms = torch.full((len(batches),), float("nan"))
+    for step, batch in enumerate(batches):
+        loss = loss_fn(model, batch)
+        if not torch.isfinite(loss):
+            break
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm or float("inf"))
+        losses[step], norms[step] = loss.item(), norm.item()
+        if not torch.isfinite(norm):
+            break
+        optimizer.step()
+    return losses, norms

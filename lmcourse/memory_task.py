@@ -11,10 +11,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from lmcourse.gradients import scaled_orthogonal
 from lmcourse.rnn import Recurrent, set_forget_bias
 from lmcourse.seed import DEFAULT_DEVICE
-from lmcourse.train import fit
-from lmcourse.validate import check_int, check_token_ids
+from lmcourse.validate import check_float, check_int, check_token_ids, check_type
 
 
 @dataclass(frozen=True)
@@ -76,11 +76,6 @@ class SequenceClassifier(nn.Module):
         return self.head(h[:, -1])                 # (B, H) @ (H, C) -> (B, C)
 
 
-def classification_loss(model: nn.Module, batch) -> torch.Tensor:
-    x, y = batch
-    return F.cross_entropy(model(x), y)
-
-
 @torch.no_grad()
 def accuracy(model: nn.Module, batch) -> float:
     """Share of sequences whose signal the model names correctly."""
@@ -92,20 +87,91 @@ def accuracy(model: nn.Module, batch) -> float:
     return acc
 
 
+INITS = ("default", "orthogonal")
+
+
+def init_orthogonal_(model: "SequenceClassifier", generator: torch.Generator | None = None) -> "SequenceClassifier":
+    """Set an RNN classifier's recurrent matrix to a random orthogonal one (radius = norm = 1).
+
+    An orthogonal W_hh preserves the length of a gradient vector at every step (up to the tanh'
+    factors), the idea behind identity and orthogonal initialisation (Le et al. 2015).
+    """
+    check_type(model, "model", SequenceClassifier)
+    if model.rnn.mode != "rnn":
+        raise ValueError(f"model must be a simple RNN classifier, got mode {model.rnn.mode!r}")
+    with torch.no_grad():
+        for cell in model.rnn.cells:
+            cell.weight_hh.copy_(scaled_orthogonal(cell.hidden_size, 1.0, generator))
+    return model
+
+
 def train_on_gap(mode: str, gap: int, task: MemoryTask = MemoryTask(), steps: int = 300,
                  batch_size: int = 64, hidden_size: int = 32, lr: float = 1e-2, forget_bias: float = 3.0,
-                 seed: int = 0, device=DEFAULT_DEVICE) -> tuple[SequenceClassifier, float]:
+                 seed: int = 0, init: str = "default", stop_at: float | None = None, check_every: int = 10,
+                 device=DEFAULT_DEVICE) -> tuple[SequenceClassifier, float]:
     """Train a classifier of ``mode`` on sequences with ``gap`` distractors; return it and its
-    accuracy on 1,000 fresh test sequences. Gradients are clipped at norm 1.
+    accuracy on 1,000 fresh test sequences. AdamW, gradients clipped at norm 1.
 
+    init="orthogonal" starts an RNN's W_hh orthogonal (:func:`init_orthogonal_`).
+    stop_at: stop early once the accuracy on the last ``check_every`` training batches (each one
+    fresh data, so an honest estimate) reaches this value. ``model.steps_trained`` records the steps.
     Seeds torch with ``seed`` but leaves the thread count to the caller (see ``lmcourse.set_seed``).
     """
     check_int(steps, "steps", minimum=1)
+    check_int(check_every, "check_every", minimum=1)
+    if init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, got {init!r}")
+    if stop_at is not None:
+        check_float(stop_at, "stop_at", minimum=0.0, maximum=1.0)
     torch.manual_seed(seed)
     model = SequenceClassifier(task.vocab_size, task.num_classes, hidden_size, mode,
                                forget_bias=forget_bias, device=device)
     generator = torch.Generator().manual_seed(seed)
-    batches = [task.batch(batch_size, gap, generator) for _ in range(steps)]
-    fit(model, classification_loss, batches, lr=lr, clip_grad_norm=1.0, seed=None, device=device)
+    if init == "orthogonal":
+        init_orthogonal_(model, generator)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    correct = 0
+    for step in range(1, steps + 1):
+        x, y = (t.to(device) for t in task.batch(batch_size, gap, generator))
+        logits = model(x)                                                     # (B, C)
+        loss = F.cross_entropy(logits, y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        correct += int((logits.argmax(-1) == y).sum())
+        if step % check_every == 0:
+            if stop_at is not None and correct / (check_every * batch_size) >= stop_at:
+                break
+            correct = 0
+    model.steps_trained = step
     test = task.batch(1000, gap, torch.Generator().manual_seed(seed + 12345))
     return model, accuracy(model, tuple(t.to(device) for t in test))
+
+
+def matched_rnn_width(hidden_size: int, task: MemoryTask = MemoryTask(), embed_dim: int = 16) -> int:
+    """The width of an RNN classifier whose parameter count is closest to an LSTM classifier's of
+    width ``hidden_size`` (same embedding and task), so that the two can be compared fairly."""
+    check_int(hidden_size, "hidden_size", minimum=1)
+
+    def size(mode, h):
+        # embedding + (G h (E + h + 2)) recurrent weights and biases + head (h C + C)
+        g = 4 if mode == "lstm" else 1
+        return task.vocab_size * embed_dim + g * h * (embed_dim + h + 2) + (h + 1) * task.num_classes
+
+    target = size("lstm", hidden_size)
+    return min(range(1, 4 * hidden_size + 1), key=lambda h: abs(size("rnn", h) - target))
+
+
+def limit(accuracies: dict[int, list[float]], threshold: float = 0.9) -> int | None:
+    """The largest gap solved by every seed (accuracy > threshold) with every shorter gap solved too;
+    None if even the shortest gap fails. accuracies: gap -> one accuracy per seed (gaps not run:
+    an empty list, counted as failed)."""
+    check_float(threshold, "threshold", minimum=0.0, maximum=1.0)
+    best = None
+    for gap in sorted(accuracies):
+        accs = accuracies[gap]
+        if not accs or min(accs) <= threshold:
+            break
+        best = gap
+    return best

@@ -261,6 +261,95 @@ def lm_loss(model: nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> torch
     return nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
 
 
+def detach_state(state):
+    """The same state values, cut from the graph: gradients stop here (truncated BPTT).
+
+    state: h (L, B, H), or a pair (h, c) for the LSTM; None passes through.
+    """
+    if state is None:
+        return None
+    if isinstance(state, tuple):
+        return tuple(s.detach() for s in state)
+    check_type(state, "state", torch.Tensor)
+    return state.detach()
+
+
+class StatefulLMLoss:
+    """``lm_loss`` for truncated BPTT on contiguous batches (``lmcourse.data.lm_batches``).
+
+    Each call starts the model from the final state of the previous window, detached, so the
+    model reads the stream without a break while gradients flow back at most one window. The state
+    is reset to zeros every ``windows_per_pass`` calls (the start of a new pass over the stream).
+    Use it as ``fit(model, StatefulLMLoss(len(batches)), batches, ...)``.
+    """
+
+    def __init__(self, windows_per_pass: int):
+        check_int(windows_per_pass, "windows_per_pass", minimum=1)
+        self.windows_per_pass, self.calls, self.state = windows_per_pass, 0, None
+
+    def __call__(self, model: nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        x, y = batch                                                       # (B, T) each
+        if self.calls % self.windows_per_pass == 0:
+            self.state = None                                              # a new pass: zero state
+        logits, state = model(x, self.state)                               # (B, T, V)
+        self.state = detach_state(state)                                   # carry the values, cut the graph
+        self.calls += 1
+        return nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+
+
+@torch.no_grad()
+def stream_loss(model: nn.Module, batches: list[tuple[torch.Tensor, torch.Tensor]], carry_state: bool = True
+                ) -> float:
+    """Mean next-token cross-entropy (nats per token) over contiguous batches (``lm_batches``).
+
+    carry_state=True reads the stream as one text (each window starts from the previous window's
+    final state); False starts every window from zeros, as training on random windows does.
+    """
+    check_type(carry_state, "carry_state", bool)
+    if not batches:
+        raise ValueError("batches must hold at least one (x, y) pair")
+    was_training = model.training
+    model.eval()
+    state, total, count = None, 0.0, 0
+    for x, y in batches:
+        logits, final = model(x, state if carry_state else None)           # (B, T, V)
+        total += float(nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1),
+                                                   reduction="sum"))
+        count += y.numel()
+        state = final
+    model.train(was_training)
+    return total / count
+
+
+@torch.no_grad()
+def lstm_gate_trace(model: "RecurrentLM", ids: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The gates of a one-layer LSTM language model as it reads one sequence ``ids`` (T,).
+
+    Recomputes each step with the model's own weights (the same arithmetic as ``LSTMCell``) and
+    returns {"input", "forget", "output", "cell"}: (T, H) each (gate values in (0, 1); cell = c_t).
+    """
+    check_type(model, "model", RecurrentLM)
+    if model.rnn.mode != "lstm" or model.rnn.num_layers != 1:
+        raise ValueError(f"model must be a one-layer LSTM language model, got {model.rnn.mode!r} "
+                         f"with {model.rnn.num_layers} layers")
+    check_token_ids(ids, model.vocab_size, "ids")
+    if ids.dim() != 1:
+        raise ValueError(f"ids must be one sequence (T,), got shape {tuple(ids.shape)}")
+    cell = model.rnn.cells[0]
+    x = model.embedding(ids[None])                                         # (1, T, E)
+    h, c = cell.zero_state(1)
+    trace = {"input": [], "forget": [], "output": [], "cell": []}
+    for t in range(ids.size(0)):
+        gates = x[:, t] @ cell.weight_ih.T + cell.bias_ih + h @ cell.weight_hh.T + cell.bias_hh   # (1, 4H)
+        i, f, g, o = gates.chunk(4, dim=1)
+        i, f, g, o = torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
+        c = f * c + i * g
+        h = o * torch.tanh(c)
+        for name, value in (("input", i), ("forget", f), ("output", o), ("cell", c)):
+            trace[name].append(value[0])
+    return {name: torch.stack(values) for name, values in trace.items()}   # (T, H) each
+
+
 def count_parameters(module: nn.Module) -> int:
     """Number of trainable scalars in ``module``."""
     check_type(module, "module", nn.Module)

@@ -86,3 +86,24 @@ def test_bad_inputs():
         per_step_weight_gradients(RNNCell(3, 4), torch.randn(1, 2, 3), name="W")
     with pytest.raises(TypeError, match="cell must be"):
         state_gradient_norms(torch.nn.Linear(3, 4), torch.randn(1, 2, 3))
+
+
+def test_train_tracking_gradients_records_norms_and_clipping_bounds_the_step():
+    from lmcourse.gradients import train_tracking_gradients
+    from lmcourse.rnn import RecurrentLM, lm_loss
+
+    g = torch.Generator().manual_seed(0)
+    batches = [(torch.randint(7, (4, 6), generator=g), torch.randint(7, (4, 6), generator=g)) for _ in range(5)]
+    torch.manual_seed(0)
+    a = RecurrentLM(7, 4, 8, mode="rnn")
+    b = RecurrentLM(7, 4, 8, mode="rnn")
+    b.load_state_dict(a.state_dict())
+    start = [p.detach().clone() for p in b.parameters()]
+    losses, norms = train_tracking_gradients(a, lm_loss, batches, lr=0.1)
+    assert losses.shape == norms.shape == (5,) and torch.isfinite(losses).all() and (norms > 0).all()
+    # one clipped step moves the weights by exactly lr * max_norm when the gradient is larger
+    _, clipped_norms = train_tracking_gradients(b, lm_loss, batches[:1], lr=0.1, clip_grad_norm=1e-3)
+    moved = torch.sqrt(sum(((p.detach() - s) ** 2).sum() for p, s in zip(b.parameters(), start)))
+    assert clipped_norms[0] > 1e-3 and float(moved) == pytest.approx(0.1 * 1e-3, rel=1e-3)
+    with pytest.raises(ValueError, match="lr"):
+        train_tracking_gradients(a, lm_loss, batches, lr=0.0)

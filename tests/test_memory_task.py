@@ -43,3 +43,35 @@ def test_bad_inputs():
         train_on_gap("cnn", 3)
     with pytest.raises(ValueError, match="rnn must be an LSTM"):
         set_forget_bias(SequenceClassifier(9, 3, mode="gru").rnn, 1.0)
+
+
+def test_orthogonal_init_early_stopping_and_parameter_matching():
+    from lmcourse.gradients import spectral_radius
+    from lmcourse.memory_task import init_orthogonal_, limit, matched_rnn_width
+    from lmcourse.rnn import count_parameters
+
+    model = init_orthogonal_(SequenceClassifier(9, 3, hidden_size=8, mode="rnn"), torch.Generator().manual_seed(0))
+    w = model.rnn.cells[0].weight_hh.detach()
+    assert torch.allclose(w @ w.T, torch.eye(8), atol=1e-5) and spectral_radius(w) == pytest.approx(1.0, abs=1e-5)
+    with pytest.raises(ValueError, match="simple RNN"):
+        init_orthogonal_(SequenceClassifier(9, 3, hidden_size=8, mode="lstm"))
+
+    model, acc = train_on_gap("lstm", gap=2, steps=200, hidden_size=16, stop_at=0.95, init="default")
+    assert acc > 0.9 and model.steps_trained < 200           # stopped early once solved
+    model, _ = train_on_gap("rnn", gap=2, steps=20, hidden_size=8, init="orthogonal")
+    assert model.steps_trained == 20
+
+    task = MemoryTask()
+    width = matched_rnn_width(16, task)
+    lstm = SequenceClassifier(task.vocab_size, task.num_classes, 16, "lstm")
+    rnn = SequenceClassifier(task.vocab_size, task.num_classes, width, "rnn")
+    wider = SequenceClassifier(task.vocab_size, task.num_classes, width + 1, "rnn")
+    assert abs(count_parameters(rnn) - count_parameters(lstm)) <= abs(count_parameters(wider) - count_parameters(lstm))
+
+    assert limit({4: [1.0, 0.95], 8: [0.99, 0.5], 16: [1.0, 1.0]}) == 4     # 16 does not count after 8 failed
+    assert limit({4: [0.5], 8: []}) is None
+    assert limit({4: [1.0], 8: []}) == 4                                      # a gap not run counts as failed
+    with pytest.raises(ValueError, match="init"):
+        train_on_gap("rnn", 2, init="identity")
+    with pytest.raises(ValueError, match="stop_at"):
+        train_on_gap("rnn", 2, stop_at=1.5)

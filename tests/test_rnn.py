@@ -124,15 +124,16 @@ def test_bad_inputs_raise_clear_errors():
 def test_exercise_checks_accept_reference_solutions_and_reject_wrong_ones():
     from lmcourse.exercises import check
 
-    def lstm_step(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh):
-        i, f, g, o = (x @ weight_ih.T + bias_ih + h @ weight_hh.T + bias_hh).chunk(4, dim=1)
-        c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-        return torch.sigmoid(o) * torch.tanh(c_new), c_new
-
-    def wrong_order(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh):
-        f, i, g, o = (x @ weight_ih.T + bias_ih + h @ weight_hh.T + bias_hh).chunk(4, dim=1)
-        c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-        return torch.sigmoid(o) * torch.tanh(c_new), c_new
+    def run(x, cell, order):
+        h = c = torch.zeros(x.size(0), cell.hidden_size)
+        outputs = []
+        for t in range(x.size(1)):
+            gates = dict(zip(order, (x[:, t] @ cell.weight_ih.T + cell.bias_ih
+                                     + h @ cell.weight_hh.T + cell.bias_hh).chunk(4, dim=1)))
+            c = torch.sigmoid(gates["f"]) * c + torch.sigmoid(gates["i"]) * torch.tanh(gates["g"])
+            h = torch.sigmoid(gates["o"]) * torch.tanh(c)
+            outputs.append(h)
+        return torch.stack(outputs, dim=1), (h, c)
 
     def clip(grads, max_norm):
         total = torch.sqrt(sum((g ** 2).sum() for g in grads))
@@ -141,9 +142,66 @@ def test_exercise_checks_accept_reference_solutions_and_reject_wrong_ones():
     def clip_each(grads, max_norm):
         return [g * min(1.0, max_norm / float(g.norm())) for g in grads]
 
-    assert check("ch04-lstm-step", lstm_step) == "ch04-lstm-step: all 3 checks passed"
+    def calls_the_cell(x, cell):
+        return cell(x[:, 0])
+
+    assert check("ch04-lstm-layer", lambda x, cell: run(x, cell, "ifgo")) == "ch04-lstm-layer: all 3 checks passed"
     assert check("ch04-clip-global-norm", clip) == "ch04-clip-global-norm: all 3 checks passed"
-    with pytest.raises(AssertionError, match="gates in the order"):
-        check("ch04-lstm-step", wrong_order)
+    with pytest.raises(AssertionError, match="order i, f, g, o"):
+        check("ch04-lstm-layer", lambda x, cell: run(x, cell, "figo"))
+    with pytest.raises(AssertionError, match="do not call the cell"):
+        check("ch04-lstm-layer", calls_the_cell)
     with pytest.raises(AssertionError, match="global norm"):
         check("ch04-clip-global-norm", clip_each)
+
+
+def test_stateful_loss_carries_detached_state_and_resets_each_pass():
+    from lmcourse.data import lm_batches
+    from lmcourse.rnn import StatefulLMLoss, detach_state, stream_loss
+
+    torch.manual_seed(0)
+    model = RecurrentLM(6, 3, 5, mode="lstm")
+    ids = torch.randint(6, (64,), generator=torch.Generator().manual_seed(0))
+    batches = lm_batches(ids, 2, 8)
+    loss_fn = StatefulLMLoss(len(batches))
+    first = loss_fn(model, batches[0])
+    assert loss_fn.state is not None and not loss_fn.state[0].requires_grad
+    second = loss_fn(model, batches[1])
+    # the second window started from the first one's final state: same as running the two joined
+    x = torch.cat([batches[0][0], batches[1][0]], dim=1)
+    y = torch.cat([batches[0][1], batches[1][1]], dim=1)
+    logits, _ = model(x)
+    joined = nn.functional.cross_entropy(logits[:, 8:].reshape(-1, 6), y[:, 8:].reshape(-1))
+    assert torch.allclose(second, joined, atol=1e-6)
+    second.backward()                                           # the graph stops at the window boundary
+    for batch in batches[2:]:
+        loss_fn(model, batch)
+    assert torch.allclose(loss_fn(model, batches[0]), first)   # a new pass starts from zeros again
+
+    # stream_loss: carrying the state reads the stream as one text
+    carried = stream_loss(model, batches[:2], carry_state=True)
+    whole = nn.functional.cross_entropy(logits.reshape(-1, 6), y.reshape(-1)).item()
+    assert carried == pytest.approx(whole, rel=1e-5)
+    assert stream_loss(model, batches[:1], carry_state=False) == pytest.approx(first.item(), rel=1e-5)
+    assert detach_state(None) is None
+    with pytest.raises(ValueError, match="batches"):
+        stream_loss(model, [])
+    with pytest.raises(ValueError, match="windows_per_pass"):
+        StatefulLMLoss(0)
+
+
+def test_lstm_gate_trace_reproduces_the_model():
+    from lmcourse.rnn import lstm_gate_trace
+
+    torch.manual_seed(0)
+    model = RecurrentLM(6, 3, 5, mode="lstm")
+    ids = torch.tensor([1, 4, 2, 0, 5])
+    trace = lstm_gate_trace(model, ids)
+    assert set(trace) == {"input", "forget", "output", "cell"} and trace["forget"].shape == (5, 5)
+    assert ((trace["forget"] > 0) & (trace["forget"] < 1)).all()
+    _, (h_n, c_n) = model.rnn(model.embedding(ids[None]))
+    assert torch.allclose(trace["cell"][-1], c_n[0, 0], atol=1e-6)
+    with pytest.raises(ValueError, match="one-layer LSTM"):
+        lstm_gate_trace(RecurrentLM(6, 3, 5, mode="gru"), ids)
+    with pytest.raises(ValueError, match="one sequence"):
+        lstm_gate_trace(model, ids[None])

@@ -2,26 +2,43 @@
 import torch
 from torch import nn
 
-__all__ = ["lstm_step", "clip_global_norm"]
+__all__ = ["lstm_layer", "clip_global_norm"]
 
 
-def lstm_step(candidate) -> int:
-    """``candidate(x, h, c, weight_ih, weight_hh, bias_ih, bias_hh) -> (h_new, c_new)`` vs torch.nn.LSTMCell."""
+class _NoForward(nn.LSTMCell):
+    """An LSTMCell whose forward is switched off: the candidate must do the arithmetic itself."""
+
+    def forward(self, *args, **kwargs):
+        raise AssertionError("compute the gates from cell.weight_ih, weight_hh, bias_ih and bias_hh; "
+                             "do not call the cell")
+
+
+def lstm_layer(candidate) -> int:
+    """``candidate(x (B, T, I), cell) -> (outputs (B, T, H), (h_T, c_T))``, from a zero state, vs
+    a ``torch.nn.LSTM`` holding the cell's weights (copied)."""
     torch.manual_seed(0)
-    reference = nn.LSTMCell(3, 5)
+    cell = _NoForward(3, 5)
     with torch.no_grad():
-        reference.bias_ih[5:10] += 1.0           # distinct gates, so a wrong gate order shows
-    x, h, c = torch.randn(4, 3), torch.randn(4, 5), torch.randn(4, 5)
+        cell.bias_ih[5:10] += 1.0                # distinct gates, so a wrong gate order shows
+    reference = nn.LSTM(3, 5, batch_first=True)
     with torch.no_grad():
-        out = candidate(x, h, c, reference.weight_ih, reference.weight_hh, reference.bias_ih, reference.bias_hh)
-        h_ref, c_ref = reference(x, (h, c))
-    assert isinstance(out, tuple) and len(out) == 2, "return a pair (h_new, c_new)"
-    h_new, c_new = out
-    assert h_new.shape == (4, 5) and c_new.shape == (4, 5), \
-        f"h_new and c_new must be (batch, hidden) = (4, 5), got {tuple(h_new.shape)} and {tuple(c_new.shape)}"
-    assert torch.allclose(c_new, c_ref, atol=1e-5), \
-        "c_new is wrong: c_t = f * c_{t-1} + i * g, with gates in the order i, f, g, o (g uses tanh)"
-    assert torch.allclose(h_new, h_ref, atol=1e-5), "c_new is right but h_new is wrong: h_t = o * tanh(c_t)"
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            getattr(reference, f"{name}_l0").copy_(getattr(cell, name))
+    x = torch.randn(4, 6, 3)
+    with torch.no_grad():
+        out = candidate(x, cell)
+        ref_out, (h_ref, c_ref) = reference(x)
+    assert isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], tuple) and len(out[1]) == 2, \
+        "return (outputs, (h_T, c_T))"
+    outputs, (h_T, c_T) = out
+    assert outputs.shape == (4, 6, 5), f"outputs must be (batch, time, hidden) = (4, 6, 5), got {tuple(outputs.shape)}"
+    assert h_T.shape == (4, 5) and c_T.shape == (4, 5), \
+        f"h_T and c_T must be (batch, hidden) = (4, 5), got {tuple(h_T.shape)} and {tuple(c_T.shape)}"
+    assert torch.allclose(outputs[:, 0], ref_out[:, 0], atol=1e-5), \
+        "the first step is wrong: start from h = c = 0; gates stacked in the order i, f, g, o (g uses tanh)"
+    assert torch.allclose(c_T, c_ref[0], atol=1e-5), "c_T is wrong: c_t = f * c_{t-1} + i * g, carried across steps"
+    assert torch.allclose(outputs, ref_out, atol=1e-5) and torch.allclose(h_T, h_ref[0], atol=1e-5), \
+        "c is right but h is wrong: h_t = o * tanh(c_t), and outputs[:, t] = h_t"
     return 3
 
 
