@@ -12,7 +12,7 @@ from torch import nn
 
 from lmcourse.rnn import Recurrent
 from lmcourse.seed import DEFAULT_DEVICE
-from lmcourse.validate import check_float, check_int, check_token_ids, check_type
+from lmcourse.validate import check_float, check_int, check_nonempty, check_token_ids, check_type
 
 
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -122,25 +122,31 @@ class TokenTagger(nn.Module):
 
     ``freeze=True`` is ELMo's feature-based use (the biLM's weights stay fixed; only the mix and the
     head learn); ``freeze=False`` fine-tunes the biLM too. ``layer`` uses that one layer instead of
-    the mix (e.g. 0 for the static word vectors). The task model on top is a one-hidden-layer MLP
+    the mix (e.g. 0 for the static word vectors); ``layer_norm`` normalises each layer before the mix
+    (and before a single ``layer``), so that the mix weights compare layers, not their scales;
+    ``with_token_layer=True`` feeds the task model [x_k; ELMo_k], the token layer beside the mix, as
+    the paper does. The task model on top is a one-hidden-layer MLP
     of width ``hidden_size`` (a linear layer if ``hidden_size`` is None).
     forward(ids (B, T), lengths (B,), layers=None) -> logits (B, T, num_classes); a frozen tagger
     may be given the biLM's ``layers`` (L+1, B, T, 2d), computed once, instead of recomputing them.
     """
 
     def __init__(self, bilm: BiLM, num_classes: int, freeze: bool = True, layer: int | None = None,
-                 hidden_size: int | None = 64):
+                 hidden_size: int | None = 64, layer_norm: bool = False, with_token_layer: bool = False):
         super().__init__()
         check_type(bilm, "bilm", BiLM)
         check_int(num_classes, "num_classes", minimum=2)
         if layer is not None:
             check_int(layer, "layer", minimum=0, maximum=bilm.num_layers)
-        self.bilm, self.freeze, self.layer = bilm, freeze, layer
+        check_type(with_token_layer, "with_token_layer", bool)
+        if with_token_layer and layer == 0:
+            raise ValueError("with_token_layer=True needs layer != 0 (layer 0 is the token layer)")
+        self.bilm, self.freeze, self.layer, self.with_token_layer = bilm, freeze, layer, with_token_layer
         for p in bilm.parameters():
             p.requires_grad_(not freeze)
         device = bilm.softmax.weight.device
-        self.mix = ScalarMix(bilm.num_layers + 1, device=device)
-        width = 2 * bilm.d_model
+        self.mix = ScalarMix(bilm.num_layers + 1, layer_norm=layer_norm, device=device)
+        width = 2 * bilm.d_model * (2 if with_token_layer else 1)
         if hidden_size is None:
             self.head = nn.Linear(width, num_classes, device=device)
         else:
@@ -155,7 +161,15 @@ class TokenTagger(nn.Module):
                 layers = self.bilm.layers(ids, lengths)                          # (L+1, B, T, 2d)
         elif not self.freeze:
             raise ValueError("layers may only be given to a frozen tagger (the biLM must run to be fine-tuned)")
-        features = layers[self.layer] if self.layer is not None else self.mix(layers)   # (B, T, 2d)
+        if self.layer is not None:
+            features = layers[self.layer]                                        # (B, T, 2d)
+            if self.mix.layer_norm:
+                features = F.layer_norm(features, features.shape[-1:])
+        else:
+            features = self.mix(layers)                                          # (L+1, B, T, 2d) -> (B, T, 2d)
+        if self.with_token_layer:                                                # ELMo's [x_k; ELMo_k]
+            token = F.layer_norm(layers[0], layers.shape[-1:]) if self.mix.layer_norm else layers[0]
+            features = torch.cat([token, features], dim=-1)                      # (B, T, 4d)
         return self.head(features)                                               # (B, T, C)
 
 
@@ -223,3 +237,113 @@ def tagging_scores(model: nn.Module, batch) -> dict[str, float]:
     recall = tp / max(int((y == 1).sum()), 1)
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return {"accuracy": float((p == y).float().mean()), "precision": precision, "recall": recall, "f1": f1}
+
+
+def occurrences(docs: list[list[str]], word: str, vocab, half_width: int = 10
+                ) -> tuple[torch.Tensor, torch.Tensor, list[list[str]]]:
+    """Every occurrence of ``word`` (any case) in the tokenized ``docs`` (original case, e.g.
+    ``word_tokenize(text, lowercase=False)``) that does not start a sentence, as a window of lowercased
+    token ids with the word at the same place, ``half_width`` tokens from either end (occurrences nearer
+    a document's edge are skipped), so that position cannot tell occurrences apart.
+
+    Returns (ids (N, 2 * half_width + 1), capitalised (N,) bool: written with a capital letter,
+    the windows' original tokens).
+    """
+    check_type(word, "word", str)
+    check_int(half_width, "half_width", minimum=1)
+    check_nonempty(docs, "docs")
+    if isinstance(docs[0], str):
+        raise TypeError("docs must be lists of tokens, not strings; tokenize them first")
+    rows, capital, windows = [], [], []
+    for tokens in docs:
+        for k in range(half_width, len(tokens) - half_width):
+            if tokens[k].lower() == word.lower() and tokens[k - 1] not in SENTENCE_END:
+                window = tokens[k - half_width:k + half_width + 1]
+                rows.append(vocab.encode([t.lower() for t in window]))
+                capital.append(tokens[k][0].isupper())
+                windows.append(window)
+    if not rows:
+        raise ValueError(f"word {word!r} does not occur in docs away from sentence starts and edges")
+    return torch.tensor(rows), torch.tensor(capital), windows
+
+
+def nearest_centroid_accuracy(train_x: torch.Tensor, train_y: torch.Tensor,
+                              test_x: torch.Tensor, test_y: torch.Tensor) -> float:
+    """Accuracy of the nearest-class-mean classifier fitted on (train_x (N, D), train_y (N,) in {0, 1})
+    on (test_x (M, D), test_y (M,)); ties (identical centroids) go to class 0."""
+    if train_x.dim() != 2 or test_x.dim() != 2 or train_x.size(1) != test_x.size(1):
+        raise ValueError(f"train_x and test_x must be (N, D) and (M, D), got {tuple(train_x.shape)}, {tuple(test_x.shape)}")
+    y = train_y.long()
+    if set(y.unique().tolist()) != {0, 1}:
+        raise ValueError("train_y must contain both classes 0 and 1")
+    centroids = torch.stack([train_x[y == c].mean(0) for c in (0, 1)])          # (2, D)
+    pred = torch.cdist(test_x, centroids).argmin(dim=1)                          # (M,)
+    return float((pred == test_y.long()).float().mean())
+
+
+def sense_probe(layers: torch.Tensor, labels: torch.Tensor, folds: int = 5, repeats: int = 3,
+                seed: int = 0) -> torch.Tensor:
+    """Per-layer accuracy of a nearest-centroid probe on held-out occurrences.
+
+    layers (L+1, N, D): one vector per layer for each of N occurrences; labels (N,) in {0, 1}. Each
+    repeat draws a balanced set (the larger class subsampled to the smaller's size, so chance is 0.5)
+    and splits it into ``folds`` parts; the probe trains on all parts but one and is tested on it.
+    Returns accuracies (L+1, repeats * folds).
+    """
+    if layers.dim() != 3 or labels.shape != (layers.size(1),):
+        raise ValueError(f"layers must be (L+1, N, D) and labels (N,), got {tuple(layers.shape)}, {tuple(labels.shape)}")
+    check_int(folds, "folds", minimum=2)
+    check_int(repeats, "repeats", minimum=1)
+    labels = labels.long()
+    g = torch.Generator().manual_seed(seed)
+    groups = [torch.nonzero(labels == c).flatten() for c in (0, 1)]
+    n = min(len(i) for i in groups)
+    if n < folds:
+        raise ValueError(f"each class needs at least folds = {folds} occurrences, the smaller has {n}")
+    scores = []
+    for _ in range(repeats):
+        chosen = [i[torch.randperm(len(i), generator=g)[:n]] for i in groups]   # balanced, shuffled
+        parts = [torch.cat([c[f::folds] for c in chosen]) for f in range(folds)]
+        for f in range(folds):
+            test = parts[f]
+            train = torch.cat([p for k, p in enumerate(parts) if k != f])
+            scores.append([nearest_centroid_accuracy(layers[j, train], labels[train], layers[j, test], labels[test])
+                           for j in range(layers.size(0))])
+    return torch.tensor(scores).T                                                # (L+1, repeats * folds)
+
+
+class CharCNN(nn.Module):
+    """ELMo's kind of token layer, small: characters -> embeddings -> convolutions of several widths,
+    max-pooled over the word -> highway layer -> projection. Any string gets a vector.
+
+    forward(char_ids (N, max_chars), 0 = padding) -> (N, out_dim). ``encode(words)`` makes char_ids.
+    """
+
+    def __init__(self, out_dim: int, char_dim: int = 16, widths: tuple[int, ...] = (1, 2, 3, 4),
+                 filters: int = 32, max_chars: int = 20):
+        super().__init__()
+        check_int(out_dim, "out_dim", minimum=1)
+        check_int(max_chars, "max_chars", minimum=max(widths))
+        self.max_chars = max_chars
+        self.chars = nn.Embedding(256, char_dim, padding_idx=0)                 # bytes; 0 pads
+        self.convs = nn.ModuleList(nn.Conv1d(char_dim, filters, w) for w in widths)
+        width = filters * len(widths)
+        self.highway = nn.Linear(width, 2 * width)                               # transform and gate
+        self.projection = nn.Linear(width, out_dim)
+
+    def encode(self, words: list[str]) -> torch.Tensor:
+        """(N, max_chars) byte ids of the words (+1, so 0 is padding), cut at max_chars; bytes 255 share an id."""
+        check_nonempty(words, "words")
+        ids = torch.zeros(len(words), self.max_chars, dtype=torch.long)
+        for n, w in enumerate(words):
+            b = list(w.encode("utf-8"))[:self.max_chars]
+            ids[n, :len(b)] = torch.tensor([min(c + 1, 255) for c in b], dtype=torch.long)
+        return ids
+
+    def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
+        x = self.chars(char_ids).transpose(1, 2)                                 # (N, C, char_dim) -> (N, char_dim, C)
+        h = torch.cat([conv(x).relu().amax(dim=2) for conv in self.convs], dim=1)   # (N, filters * widths)
+        transform, gate = self.highway(h).chunk(2, dim=1)
+        gate = gate.sigmoid()
+        h = gate * transform.relu() + (1 - gate) * h                             # highway: y = g*f(x) + (1-g)*x
+        return self.projection(h)                                                # (N, out_dim)

@@ -25,6 +25,7 @@ from lmcourse.validate import (check_float, check_int, check_nonempty, check_sta
                                check_type, load_config, load_safetensors)
 
 IGNORE_INDEX = -100  # targets with this value are left out of the loss (torch's default)
+KVCache = tuple[torch.Tensor, torch.Tensor]   # one layer's (keys, values), each (B, h, T, d_head)
 
 
 @dataclass
@@ -99,6 +100,26 @@ class CausalSelfAttention(MultiHeadAttention):
         out = self.out_proj(out)                                                          # (B, T, C)
         return (out, weights) if need_weights else out
 
+    def forward_cached(self, x: torch.Tensor, cache: KVCache | None = None
+                       ) -> tuple[torch.Tensor, KVCache]:
+        """Attention of the new positions x (B, T_new, C) to the cached keys and values and their own.
+
+        cache: (keys, values), each (B, h, T_past, d_head), from the earlier positions (None: none).
+        Returns (output (B, T_new, C), the cache extended to T_past + T_new positions). New position
+        i sees the T_past cached ones and new positions <= i, so the output equals the rows of a
+        full forward pass over all T_past + T_new positions.
+        """
+        B, T, C = x.shape
+        q, k, v = self.project_qkv(x)                                    # 3 x (B, h, T_new, d_head)
+        if cache is not None:
+            k = torch.cat([cache[0], k], dim=2)                          # (B, h, T_past + T_new, d_head)
+            v = torch.cat([cache[1], v], dim=2)
+        past = k.size(2) - T
+        visible = torch.ones(T, past + T, dtype=torch.bool, device=x.device).tril(diagonal=past)  # (T_new, T_all)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=visible)                  # (B, h, T_new, d_head)
+        out = self.out_proj(out.transpose(1, 2).reshape(B, T, C))                         # (B, T_new, C)
+        return out, (k, v)
+
 
 class MLP(nn.Module):
     """Position-wise feed-forward network: Linear(d_model, d_ff), GELU (tanh form), Linear back.
@@ -131,6 +152,12 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.drop(self.attn(self.ln_1(x)))   # (B, T, C)
         return x + self.mlp(self.ln_2(x))            # (B, T, C)
+
+    def forward_cached(self, x: torch.Tensor, cache: KVCache | None = None) -> tuple[torch.Tensor, KVCache]:
+        """:meth:`forward` for new positions only, reusing the earlier positions' keys and values."""
+        a, cache = self.attn.forward_cached(self.ln_1(x), cache)
+        x = x + self.drop(a)                         # (B, T_new, C)
+        return x + self.mlp(self.ln_2(x)), cache     # (B, T_new, C)
 
 
 class GPT(nn.Module):
@@ -185,25 +212,71 @@ class GPT(nn.Module):
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         return self.lm_head(self.hidden_states(ids))                         # (B, T, C) @ (C, V) -> (B, T, V)
 
+    def forward_cached(self, ids: torch.Tensor, cache: list[KVCache] | None = None
+                       ) -> tuple[torch.Tensor, list[KVCache]]:
+        """Logits of the new tokens ids (B, T_new) given the cache of the earlier ones -> (logits
+        (B, T_new, V), the extended cache: one (keys, values) per block).
+
+        A key-value cache: keys and values of past positions never change (causal attention), so
+        each generated token costs one position's work instead of a pass over the whole text.
+        """
+        self._check_ids(ids)
+        past = 0 if cache is None else cache[0][0].size(2)
+        if past + ids.size(1) > self.config.context_size:
+            raise ValueError(f"cache ({past}) plus ids ({ids.size(1)}) exceed context_size "
+                             f"{self.config.context_size}")
+        positions = torch.arange(past, past + ids.size(1), device=ids.device)  # (T_new,)
+        x = self.drop(self.wte(ids) + self.wpe(positions))                      # (B, T_new, C)
+        new_cache = []
+        for i, block in enumerate(self.blocks):
+            x, layer_cache = block.forward_cached(x, None if cache is None else cache[i])
+            new_cache.append(layer_cache)
+        return self.lm_head(self.ln_f(x)), new_cache                            # (B, T_new, V)
+
+    @torch.no_grad()
+    def attention_maps(self, ids: torch.Tensor) -> torch.Tensor:
+        """Every block's attention weights for ids (B, T) -> (num_layers, B, num_heads, T, T)."""
+        self._check_ids(ids)
+        x = self.wte(ids) + self.wpe(torch.arange(ids.size(1), device=ids.device))  # (B, T, C)
+        maps = []
+        for block in self.blocks:
+            a, weights = block.attn(block.ln_1(x), need_weights=True)           # weights (B, h, T, T)
+            maps.append(weights)
+            x = x + a
+            x = x + block.mlp(block.ln_2(x))
+        return torch.stack(maps)
+
     @torch.no_grad()
     def generate(self, ids: torch.Tensor, max_new_tokens: int, temperature: float = 1.0,
                  top_k: int | None = None, top_p: float | None = None, greedy: bool = False,
-                 generator: torch.Generator | None = None) -> torch.Tensor:
+                 generator: torch.Generator | None = None, use_cache: bool = False) -> torch.Tensor:
         """Append ``max_new_tokens`` sampled tokens to each row of ``ids`` (B, T) -> (B, T + new).
 
         Each step feeds the last ``context_size`` tokens (the window slides once the text is
         longer than the context) and samples with :func:`lmcourse.sampling.sample_next`
         (temperature > 0, top-k, top-p in (0, 1]); ``greedy=True`` takes the argmax instead.
-        A prompt longer than the context is an error rather than silently cut.
+        ``use_cache=True`` keeps every block's keys and values (:meth:`forward_cached`) and feeds
+        only the newest token; once the window slides, the positions of all tokens change, so the
+        cache is rebuilt from the window at each step. A prompt longer than the context is an
+        error rather than silently cut.
         """
         self._check_ids(ids)
         check_int(max_new_tokens, "max_new_tokens", minimum=0)
+        check_type(use_cache, "use_cache", bool)
         if ids.size(1) == 0:
             raise ValueError("ids must hold at least one token to condition on")
         was_training = self.training
         self.eval()
+        cache = None
         for _ in range(max_new_tokens):
-            logits = self(ids[:, -self.config.context_size:])[:, -1, :]     # (B, V): the next token
+            if not use_cache:
+                logits = self(ids[:, -self.config.context_size:])[:, -1, :]  # (B, V): the next token
+            elif cache is not None and cache[0][0].size(2) < self.config.context_size:
+                logits, cache = self.forward_cached(ids[:, -1:], cache)     # only the newest token
+                logits = logits[:, -1, :]
+            else:                                                            # first step, or the window slid
+                logits, cache = self.forward_cached(ids[:, -self.config.context_size:])
+                logits = logits[:, -1, :]
             if greedy:
                 nxt = greedy_next(logits)
             else:
@@ -293,6 +366,39 @@ def lm_loss(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tenso
     x, y = batch
     logits = model(x)                                                          # (B, T, V)
     return F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+
+
+def sequence_log_probs(model: GPT, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Total log-probability (nats) of each sequence's tokens 1 .. length - 1 given the ones before.
+
+    ids (B, T) padded on the right, lengths (B,) the real lengths (>= 2) -> (B,). Token 0 (e.g.
+    ``<|endoftext|>``) is only conditioned on. Differentiable: it scores candidates zero-shot and,
+    as the score of a multiple-choice loss, fine-tunes the language model itself.
+    """
+    check_type(ids, "ids", torch.Tensor)
+    check_type(lengths, "lengths", torch.Tensor)
+    if ids.dim() != 2 or lengths.shape != ids.shape[:1]:
+        raise ValueError(f"ids must be (batch, time) and lengths (batch,); got {tuple(ids.shape)} "
+                         f"and {tuple(lengths.shape)}")
+    if lengths.min() < 2 or lengths.max() > ids.size(1):
+        raise ValueError(f"lengths must lie in [2, {ids.size(1)}], got {lengths.tolist()}")
+    log_p = model(ids[:, :-1]).log_softmax(-1)                                  # (B, T-1, V)
+    log_p = log_p.gather(-1, ids[:, 1:, None]).squeeze(-1)                     # (B, T-1): log P(ids[t+1])
+    scored = torch.arange(1, ids.size(1), device=ids.device) < lengths[:, None]  # (B, T-1): not padding
+    return (log_p * scored).sum(-1)                                             # (B,)
+
+
+def transfer_layers(pretrained: GPT, num_blocks: int) -> GPT:
+    """A new GPT of ``pretrained``'s configuration that copies its embeddings (tied output layer),
+    final LayerNorm and first ``num_blocks`` blocks; the blocks above keep their fresh random
+    initialisation (seed before calling). GPT-1's "layers transferred" experiment."""
+    check_type(pretrained, "pretrained", GPT)
+    check_int(num_blocks, "num_blocks", minimum=0, maximum=pretrained.config.num_layers)
+    model = GPT(pretrained.config).to(pretrained.wte.weight.device)
+    kept = {name: value for name, value in pretrained.state_dict().items()
+            if not name.startswith("blocks.") or int(name.split(".")[1]) < num_blocks}
+    model.load_state_dict(kept, strict=False)     # only the upper blocks' weights are left out
+    return model
 
 
 def complete(model: GPT, tokenizer, prompt: str, max_new_tokens: int, **sampling) -> str:

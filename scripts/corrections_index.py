@@ -1,7 +1,8 @@
 """Regenerate ``corrections.md``: every "Correction N: ..." box of the book, listed by number.
 
-A correction box is a MyST admonition whose title starts with ``Correction N:``, in ``intro.md`` or
-in any chapter under ``chapters/``. Run ``python scripts/corrections_index.py`` after adding one;
+A correction box is a MyST admonition whose title starts with ``Correction N:`` and which carries
+the option ``:name: correction-N``, in ``intro.md`` or in any chapter under ``chapters/``; the index
+links to each box itself. Run ``python scripts/corrections_index.py`` after adding one;
 ``tests/test_book_pages.py`` fails while the committed page is out of date.
 """
 import re
@@ -9,9 +10,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from book_sources import ROOT, doc_link, markdown_of, page_title  # noqa: E402
+from book_sources import ROOT, markdown_of, page_title  # noqa: E402
 
 BOX = re.compile(r"^\s*(?:`{3,}|:{3,})\{admonition\}\s+Correction\s+(\d+)\s*:\s*(.+?)\s*$", re.MULTILINE)
+#: a box's options: the lines starting with ``:option:`` right after its title line
+OPTIONS = re.compile(r"\A\n((?:[ \t]*:[a-z-]+:.*\n)*)")
 
 HEADER = """# Corrections index
 
@@ -38,7 +41,14 @@ def find_corrections(root: Path = ROOT) -> list[tuple[int, str, str, str]]:
     boxes = []
     for path in pages(root):
         doc = path.relative_to(root).with_suffix("").as_posix()
-        for number, title in BOX.findall(markdown_of(path)):
+        markdown = markdown_of(path)
+        for match in BOX.finditer(markdown):
+            number, title = match.groups()
+            options = OPTIONS.match(markdown[match.end():])
+            names = re.findall(r"^\s*:name:\s*(\S+)", options.group(1), re.MULTILINE) if options else []
+            if names != [f"correction-{number}"]:
+                raise ValueError(f"{doc}: the box 'Correction {number}' needs the option "
+                                 f"':name: correction-{number}' (the index links to it), got {names}")
             boxes.append((int(number), title, doc, page_title(path)))
     return sorted(boxes, key=lambda b: (b[0], b[2]))
 
@@ -52,7 +62,7 @@ def render(root: Path = ROOT) -> str:
         return "\n".join(lines)
     lines += ["| No. | What is right | Where |", "|---|---|---|"]
     for number, title, doc, chapter in boxes:
-        lines.append(f"| {number} | {title.replace('|', '&#124;')} | {doc_link(doc, chapter, root)} |")
+        lines.append(f"| {number} | {title.replace('|', '&#124;')} | {{ref}}`{chapter} <correction-{number}>` |")
     numbers = sorted({b[0] for b in boxes})
     lines.append("")
     n_pages = len({b[2] for b in boxes})

@@ -91,16 +91,32 @@ def test_chapter_cites_its_papers(doc):
     assert "{footbibliography}" in text, f"{doc} has no {{footbibliography}} block"
 
 
-def test_every_cited_key_is_in_references_bib():
-    keys = set(re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "references.bib").read_text(encoding="utf-8"),
+def _bib_keys() -> set[str]:
+    return set(re.findall(r"^@\w+\{([^,\s]+),", (ROOT / "references.bib").read_text(encoding="utf-8"),
                           re.MULTILINE))
+
+
+def _cited_keys() -> dict[str, set[str]]:
+    """page -> the keys it cites."""
+    cited = {}
     for doc in TOC:
         path = sources.source_path(doc, ROOT)
         if path is None:
             continue
-        for cited in re.findall(r"\{(?:foot)?cite(?::[a-z]+)?\}`([^`]+)`", sources.markdown_of(path)):
-            for key in cited.split(","):
-                assert key.strip() in keys, f"{doc} cites {key.strip()!r}, missing from references.bib"
+        roles = re.findall(r"\{(?:foot)?cite(?::[a-z]+)?\}`([^`]+)`", sources.markdown_of(path))
+        cited[doc] = {key.strip() for role in roles for key in role.split(",")}
+    return cited
+
+
+def test_every_cited_key_is_in_references_bib():
+    keys = _bib_keys()
+    for doc, cited in _cited_keys().items():
+        assert cited <= keys, f"{doc} cites {sorted(cited - keys)}, missing from references.bib"
+
+
+def test_the_bibliography_lists_only_cited_works():
+    cited = set().union(*_cited_keys().values())
+    assert not _bib_keys() - cited, f"references.bib holds works no page cites: {sorted(_bib_keys() - cited)}"
 
 
 def test_parsers_on_a_sample():
@@ -109,9 +125,18 @@ def test_parsers_on_a_sample():
         "````{solution} ch99-ex-a\n:class: dropdown\n```python\nx = 1\n```\n````\n"
         ":::{exercise} Other\n:label: ch99-ex-b\n:::\n"
         "```{solution} ch99-ex-b\n:label: sol-b\n```\n"
-        "```{admonition} Correction 12: 80/10/10 applies to the chosen 15%\n:class: warning\n```\n")
+        "```{admonition} Correction 12: 80/10/10 applies to the chosen 15%\n:class: warning\n"
+        ":name: correction-12\n```\n")
     labels, solutions = _exercises(sample)
     assert labels == ["ch99-ex-a", "ch99-ex-b"]
     assert "dropdown" in solutions["ch99-ex-a"] and "dropdown" not in solutions["ch99-ex-b"]
     boxes = _script("corrections_index").BOX.findall(sample)
     assert boxes == [("12", "80/10/10 applies to the chosen 15%")]
+
+
+def test_a_correction_box_without_its_name_is_refused(tmp_path):
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "99_x.md").write_text(
+        "# X\n\n```{admonition} Correction 3: a fact\n:class: warning\n```\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=":name: correction-3"):
+        _script("corrections_index").find_corrections(tmp_path)

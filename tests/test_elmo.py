@@ -146,3 +146,63 @@ def test_exercise_check():
     assert check("ch05-scalar-mix", good) == "ch05-scalar-mix: all 3 checks passed"
     with pytest.raises(AssertionError, match="softmax"):
         check("ch05-scalar-mix", no_softmax)
+
+
+def test_tagger_layer_norm_and_token_layer():
+    model = small_bilm()
+    ids = torch.randint(20, (2, 5))
+    layers = model.layers(ids).detach() * 50
+    both = TokenTagger(model, 2, layer_norm=True, with_token_layer=True, hidden_size=None)
+    assert both.head.in_features == 4 * model.d_model
+    assert both(ids, None, layers).shape == (2, 5, 2)
+    single = TokenTagger(model, 2, layer=1, layer_norm=True, hidden_size=None)
+    with torch.no_grad():
+        single.head.weight.fill_(1.0)
+        single.head.bias.zero_()
+    torch.testing.assert_close(single(ids, None, layers), single(ids, None, layers / 50), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="with_token_layer"):
+        TokenTagger(model, 2, layer=0, with_token_layer=True)
+
+
+def test_occurrences_keep_the_word_in_the_middle():
+    from lmcourse.elmo import occurrences
+    vocab = Vocab("a b c us told the . said".split())
+    docs = [["a", "b", "told", "us", "c", "a", "."], ["a", "the", "US", "said", "b", "c"], ["US", "a", "b"],
+            [".", "Us", "b", "c", "a"]]
+    ids, capital, windows = occurrences(docs, "us", vocab, half_width=2)
+    assert ids.shape == (2, 5) and capital.tolist() == [False, True]
+    assert [w[2] for w in windows] == ["us", "US"]              # the word sits in the middle
+    assert ids[1, 2].item() == vocab["us"]
+    with pytest.raises(ValueError, match="does not occur"):
+        occurrences(docs, "zebra", vocab)
+    with pytest.raises(TypeError, match="tokenize"):
+        occurrences(["a us b"], "us", vocab)
+
+
+def test_sense_probe_separates_separable_classes_and_not_identical_vectors():
+    from lmcourse.elmo import nearest_centroid_accuracy, sense_probe
+    g = torch.Generator().manual_seed(0)
+    labels = torch.cat([torch.zeros(30), torch.ones(12)]).long()
+    contextual = torch.randn(42, 4, generator=g) + 3 * labels[:, None]
+    static = torch.ones(42, 4)                                  # the same vector for every occurrence
+    acc = sense_probe(torch.stack([static, contextual]), labels, folds=3, repeats=2)
+    assert acc.shape == (2, 6)
+    assert torch.allclose(acc[0], torch.full((6,), 0.5))        # balanced classes: chance
+    assert acc[1].mean() > 0.9
+    assert nearest_centroid_accuracy(contextual, labels, contextual, labels) > 0.9
+    with pytest.raises(ValueError, match="at least"):
+        sense_probe(torch.stack([static, contextual]), labels, folds=20)
+
+
+def test_char_cnn_gives_every_string_a_vector():
+    from lmcourse.elmo import CharCNN
+    torch.manual_seed(0)
+    cnn = CharCNN(out_dim=8, max_chars=10)
+    ids = cnn.encode(["bank", "bnak", "überlongwordthatgetscut"])
+    assert ids.shape == (3, 10) and ids[0, 4:].eq(0).all() and ids[2].ne(0).all()
+    out = cnn(ids)
+    assert out.shape == (3, 8) and torch.isfinite(out).all()
+    out.sum().backward()
+    assert cnn.chars.weight.grad is not None
+    with pytest.raises(ValueError, match="words"):
+        cnn.encode([])

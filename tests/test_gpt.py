@@ -4,8 +4,8 @@ import torch
 
 from lmcourse.exercises import check
 from lmcourse.gpt import (GPT, GPTConfig, GPTForTask, TaskTokens, classification_input, complete,
-                          entailment_input, lm_loss, multiple_choice_inputs, similarity_inputs,
-                          task_batch, task_loss)
+                          entailment_input, lm_loss, multiple_choice_inputs, sequence_log_probs,
+                          similarity_inputs, task_batch, task_loss, transfer_layers)
 from lmcourse.sampling import sample_next
 
 TOL = 1e-5  # float32 parity with transformers
@@ -206,14 +206,66 @@ def test_exercise_checkers_reject_wrong_answers():
     with pytest.raises(AssertionError, match="tied output layer once"):
         check("ch08-gpt-parameters", lambda V, T, d, L: 2 * V * d + T * d + L * (12 * d * d + 13 * d) + 2 * d)
 
-    def overlapping(ids, pair, new_id):
-        out = list(ids)
-        for i in range(len(out) - 1):
-            if (out[i], out[i + 1]) == pair:
-                out[i] = new_id
-        return [t for t in out if t not in pair] if pair[0] != pair[1] else out
 
-    from lmcourse.bpe import merge_pair
-    assert check("ch08-merge-pair", merge_pair).endswith("5 checks passed")
-    with pytest.raises(AssertionError, match="should give"):
-        check("ch08-merge-pair", overlapping)
+def test_kv_cache_gives_the_same_logits_in_pieces():
+    model = small()
+    x = torch.randint(0, 50, (2, 12))
+    with torch.no_grad():
+        full = model(x)
+        first, cache = model.forward_cached(x[:, :5])
+        one, cache = model.forward_cached(x[:, 5:6], cache)
+        rest, cache = model.forward_cached(x[:, 6:], cache)
+    assert (torch.cat([first, one, rest], 1) - full).abs().max().item() < 1e-5
+    assert len(cache) == 2 and cache[0][0].shape == (2, 4, 12, 8)
+    with pytest.raises(ValueError, match="exceed context_size"):
+        model.forward_cached(torch.zeros(2, 5, dtype=torch.long), cache)
+
+
+@pytest.mark.parametrize("sampling", [dict(greedy=True), dict(temperature=0.9, top_k=20)])
+def test_cached_generation_equals_uncached_past_the_context(sampling):
+    model = small()                     # context 16: 30 new tokens make the window slide
+    prompt = torch.randint(0, 50, (2, 4))
+    runs = [model.generate(prompt, 30, generator=torch.Generator().manual_seed(3), use_cache=c, **sampling)
+            for c in (False, True)]
+    assert torch.equal(*runs)
+    with pytest.raises(TypeError, match="use_cache must be bool"):
+        model.generate(prompt, 2, use_cache=1)
+
+
+def test_attention_maps_are_causal_distributions():
+    model = small()
+    maps = model.attention_maps(torch.randint(0, 50, (2, 7)))
+    assert maps.shape == (2, 2, 4, 7, 7)
+    assert torch.allclose(maps.sum(-1), torch.ones(2, 2, 4, 7), atol=1e-6)
+    assert maps.triu(1).abs().max() == 0
+
+
+def test_sequence_log_probs_matches_the_lm_loss_and_ignores_padding():
+    model = small()
+    x = torch.randint(0, 50, (3, 9))
+    with torch.no_grad():
+        total = sequence_log_probs(model, x, torch.tensor([9, 9, 9]))
+        loss = lm_loss(model, (x[:, :-1], x[:, 1:]))
+        padded = torch.cat([x[:1, :5], torch.full((1, 4), 7)], 1)
+        short = sequence_log_probs(model, padded, torch.tensor([5]))
+        alone = sequence_log_probs(model, x[:1, :5], torch.tensor([5]))
+    assert torch.allclose(-total.sum() / (3 * 8), loss, atol=1e-5)
+    assert torch.allclose(short, alone, atol=1e-5)
+    with pytest.raises(ValueError, match="lengths must lie in"):
+        sequence_log_probs(model, x, torch.tensor([1, 9, 9]))
+
+
+def test_transfer_layers_copies_the_lower_blocks_only():
+    pretrained = small()
+    torch.manual_seed(1)
+    model = transfer_layers(pretrained, 1)
+    ours, theirs = model.state_dict(), pretrained.state_dict()
+    for name in theirs:
+        same = torch.equal(ours[name], theirs[name])
+        if name.startswith("blocks.1.") and name.endswith("weight") and "ln" not in name:
+            assert not same, name
+        elif not name.startswith("blocks.1."):
+            assert same, name
+    assert model.lm_head.weight is model.wte.weight
+    with pytest.raises(ValueError, match="num_blocks must be <= 2"):
+        transfer_layers(pretrained, 3)
