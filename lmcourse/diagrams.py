@@ -770,6 +770,41 @@ def transformer_layers(*, shapes: bool = True) -> Figure:
 # Chapters 8-9: GPT and BERT
 
 
+def decoder_only(*, shapes: bool = True) -> Figure:
+    """An encoder-decoder Transformer (Vaswani et al., 2017; T5) beside a decoder-only one (GPT):
+    GPT keeps the decoder's masked self-attention and feed-forward layers, drops the encoder and the
+    cross-attention, and reads the prompt and its continuation as one sequence."""
+    check_type(shapes, "shapes", bool)
+    fig, ax = _canvas(9.0, 5.2)
+    ax.add_line(Line2D([4.6, 4.6], [0.5, 5.0], color="#BBBBBB", lw=1.0))
+    _text(ax, 2.3, 4.85, "Encoder-decoder (Transformer, T5)", size=TITLE, bold=True)
+    _text(ax, 6.8, 4.85, "Decoder-only (GPT)", size=TITLE, bold=True)
+
+    ex, dx = 1.25, 3.4
+    source = _box(ax, ex, 0.75, 1.7, 0.42, "source text", "input", size=SMALL)
+    target = _box(ax, dx, 0.75, 1.7, 0.42, "target, shifted right", "input", size=SMALL)
+    encoder = _stack(ax, ex, 2.3, 1.7, 1.1, "Encoder × N\nself-attention\n(sees all)\n+ FFN", "attention",
+                     size=SMALL)
+    decoder = _stack(ax, dx, 2.3, 1.7, 1.1, "Decoder × N\nmasked self-attn\n+ cross-attn\n+ FFN",
+                     "attention", size=SMALL)
+    out = _box(ax, dx, 3.95, 1.7, 0.42, "next target token", "output", size=SMALL)
+    _arrow(ax, source.top, encoder.bottom)
+    _arrow(ax, target.top, decoder.bottom)
+    _edge(ax, encoder.right, decoder.left, "K, V", side="above")
+    _arrow(ax, decoder.top, out.bottom)
+
+    gx = 6.8
+    text = _box(ax, gx, 0.75, 2.6, 0.42, "prompt + text generated so far", "input", size=SMALL)
+    blocks = _stack(ax, gx, 2.3, 2.6, 1.1, "Decoder block × N\nmasked self-attention + FFN\n(no encoder, "
+                    "no cross-attention)", "attention", size=SMALL)
+    nxt = _box(ax, gx, 3.95, 2.6, 0.42, "next token (softmax over V)", "output", size=SMALL)
+    _edge(ax, text.top, blocks.bottom, "(B, T, d_model)" if shapes else "", at=0.45)
+    _arrow(ax, blocks.top, nxt.bottom)
+    _text(ax, 4.6, 0.2, "Both generate left to right; only the encoder-decoder reads its input with "
+          "attention that sees both sides.", size=SMALL)
+    return fig
+
+
 def what_each_model_sees(*, position: int = 2, matrices: bool = True) -> Figure:
     """What ELMo, GPT and BERT may look at to predict the word at ``position`` (0-based, in a
     five-word sentence); with ``matrices``, a second row of T x T visibility grids (row i: the
@@ -1045,6 +1080,7 @@ DIAGRAMS: dict[str, Callable[[], Figure]] = {
     "seq2seq_attention": seq2seq_attention,
     "attention": attention,
     "transformer_layers": transformer_layers,
+    "decoder_only": decoder_only,
     "what_each_model_sees": what_each_model_sees,
     "bert_input": bert_input,
     "bert_finetuning": bert_finetuning,

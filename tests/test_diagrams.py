@@ -26,6 +26,7 @@ VARIANTS = [
     ("seq2seq_attention", {"step": 3}),
     ("attention", {"shapes": False}),
     ("what_each_model_sees", {"position": 1, "matrices": False}),
+    ("decoder_only", {"shapes": False}),
     ("gpt_input_transformations", {"choices": 4}),
 ]
 
@@ -45,6 +46,7 @@ BAD = [
     ("attention", {"shapes": "no"}, TypeError, "shapes"),
     ("transformer_layers", {"shapes": 0}, TypeError, "shapes"),
     ("what_each_model_sees", {"position": 0}, ValueError, "position"),
+    ("decoder_only", {"shapes": 1}, TypeError, "shapes"),
     ("what_each_model_sees", {"matrices": "all"}, TypeError, "matrices"),
     ("gpt_input_transformations", {"choices": 1}, ValueError, "choices"),
 ]
