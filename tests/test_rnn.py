@@ -205,3 +205,17 @@ def test_lstm_gate_trace_reproduces_the_model():
         lstm_gate_trace(RecurrentLM(6, 3, 5, mode="gru"), ids)
     with pytest.raises(ValueError, match="one sequence"):
         lstm_gate_trace(model, ids[None])
+
+
+def test_two_of_our_stacks_compute_torchs_bidirectional_lstm():
+    torch.manual_seed(0)
+    reference = nn.LSTM(3, 5, batch_first=True, bidirectional=True)
+    forward, backward = Recurrent("lstm", 3, 5), Recurrent("lstm", 3, 5)
+    with torch.no_grad():
+        for name, p in forward.torch_parameters().items():
+            p.copy_(getattr(reference, name))
+        for name, p in backward.torch_parameters().items():
+            p.copy_(getattr(reference, name + "_reverse"))
+    x = torch.randn(2, 7, 3)
+    ours = torch.cat([forward(x)[0], backward(x.flip(1))[0].flip(1)], dim=-1)   # (2, 7, 10)
+    torch.testing.assert_close(ours, reference(x)[0], rtol=1e-5, atol=1e-6)
