@@ -49,7 +49,8 @@ class MultiHeadAttention(nn.Module):
 
     MultiHead(Q, K, V) = Concat(head_1..head_h) W^O,  head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V).
     The h per-head projections of width d_model / h are stored side by side in one
-    (d_model, d_model) matrix each, so h heads cost what one full-width head costs.
+    (d_model, d_model) matrix each, so h heads have the parameters and multiply-adds of one
+    full-width head, though they keep h weight tables (Tq, Tk) and take h softmaxes per query.
 
     forward(query (B, Tq, d_model), key (B, Tk, d_model) = query, value = key, mask) ->
     (output (B, Tq, d_model), weights (B, h, Tq, Tk) if need_weights else None).

@@ -5,6 +5,8 @@ fixed-size vector, the encoder's last state: a bottleneck for long sentences. Wi
 at every output step the decoder scores all encoder states against its own state, and reads
 their weighted average (the context vector). The weights form a soft alignment between target
 and source words. The recurrent cells are torch's GRU; the attention is written out.
+``BahdanauSeq2Seq(..., attention=False)`` is the same model with the bottleneck put back, and
+:func:`reversal_pairs` a task whose length can grow, to measure what attention buys.
 """
 import torch
 import torch.nn.functional as F
@@ -12,7 +14,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from lmcourse.attention import AdditiveScore, attend
-from lmcourse.validate import check_int, check_token_ids
+from lmcourse.validate import check_int, check_token_ids, check_type
 
 
 class BahdanauSeq2Seq(nn.Module):
@@ -22,13 +24,18 @@ class BahdanauSeq2Seq(nn.Module):
     Decoder step t: e_tj = v^T tanh(W s_{t-1} + U h_j), alpha_t = softmax(e_t) over real source
     positions, c_t = sum_j alpha_tj h_j, s_t = GRU([emb(y_{t-1}); c_t], s_{t-1}),
     logits_t = Linear([s_t; c_t; emb(y_{t-1})]).
+    With ``attention=False`` the context is the same fixed vector at every step, the encoder's
+    final states [last forward; first backward] (the encoder-decoder of Cho et al. 2014): the
+    decoder sees the source only through that bottleneck. Everything else is unchanged.
 
     forward(src (B, S), tgt_in (B, T)) -> (logits (B, T, tgt_vocab), weights (B, T, S)).
     """
 
     def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_embed: int = 32,
-                 d_hidden: int = 64, pad_id: int = 0):
+                 d_hidden: int = 64, pad_id: int = 0, attention: bool = True):
         super().__init__()
+        check_type(attention, "attention", bool)
+        self.attention = attention
         for value, name in ((src_vocab_size, "src_vocab_size"), (tgt_vocab_size, "tgt_vocab_size"),
                             (d_embed, "d_embed"), (d_hidden, "d_hidden")):
             check_int(value, name, minimum=1)
@@ -43,7 +50,11 @@ class BahdanauSeq2Seq(nn.Module):
         self.out = nn.Linear(d_hidden + 2 * d_hidden + d_embed, tgt_vocab_size)
 
     def encode(self, src: torch.Tensor):
-        """src (B, S) -> (annotations (B, S, 2H), key mask (B, 1, S), initial state (B, H))."""
+        """src (B, S) -> (annotations (B, S, 2H), key mask (B, 1, S), initial state (B, H)).
+
+        Without attention the "annotations" are the single summary vector (B, 1, 2H), so the
+        decoder's softmax over one position gives weight 1 to it at every step.
+        """
         check_token_ids(src, self.src_embed.num_embeddings, "src")
         if src.dim() != 2:
             raise ValueError(f"src must be (batch, time) token ids, got shape {tuple(src.shape)}")
@@ -52,6 +63,9 @@ class BahdanauSeq2Seq(nn.Module):
         packed = pack_padded_sequence(self.src_embed(src), lengths, batch_first=True, enforce_sorted=False)
         out, h_n = self.encoder(packed)                                      # h_n (2, B, H)
         h, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))   # (B, S, 2H)
+        if not self.attention:                       # the bottleneck: one vector for the whole source
+            h = torch.cat([h_n[0], h_n[1]], -1)[:, None, :]                 # (B, 1, 2H)
+            real = real[:, :1]
         return h, real[:, None, :], torch.tanh(self.init_state(h_n[1]))     # backward final = state at j=1
 
     def step(self, y_prev, state, h, mask, projected_keys):
@@ -98,9 +112,45 @@ class BahdanauSeq2Seq(nn.Module):
         return ys, torch.stack(weights, 1)
 
 
+def reversal_pairs(num_pairs: int, lengths, seed: int = 0, num_digits: int = 10):
+    """Random digit strings and their reversals, an equal share of each length in ``lengths``.
+
+    Returns (src (N, S), tgt (N, S + 2), length (N,)) as token ids: 0 is padding, 1 BOS, 2 EOS,
+    digit d is d + 3; tgt = [BOS, reversed source, EOS], both right-padded with 0.
+    """
+    check_int(num_pairs, "num_pairs", minimum=1)
+    check_int(num_digits, "num_digits", minimum=2)
+    lengths = list(lengths)
+    if not lengths or any(not isinstance(n, int) or n < 1 for n in lengths):
+        raise ValueError(f"lengths must be a non-empty list of positive ints, got {lengths!r}")
+    g = torch.Generator().manual_seed(seed)
+    length = torch.tensor(lengths)[torch.arange(num_pairs) % len(lengths)]
+    longest = max(lengths)
+    digits = torch.randint(3, 3 + num_digits, (num_pairs, longest), generator=g)
+    positions = torch.arange(longest)
+    src = digits.masked_fill(positions >= length[:, None], 0)                         # (N, S)
+    flipped = torch.where(positions < length[:, None], (length[:, None] - 1 - positions).clamp(min=0), 0)
+    reversed_ = src.gather(1, flipped).masked_fill(positions >= length[:, None], 0)  # (N, S)
+    tgt = torch.cat([torch.full((num_pairs, 1), 1), reversed_, torch.zeros(num_pairs, 1, dtype=torch.long)], 1)
+    tgt[torch.arange(num_pairs), length + 1] = 2
+    return src, tgt, length
+
+
 def seq2seq_loss(model: BahdanauSeq2Seq, batch) -> torch.Tensor:
     """Teacher-forced cross-entropy of tgt[:, 1:] given tgt[:, :-1]; batch = (src, tgt)."""
     src, tgt = batch
     logits, _ = model(src, tgt[:, :-1])
     return F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1),
                            ignore_index=model.pad_id)
+
+
+def sequence_correct(model: BahdanauSeq2Seq, src: torch.Tensor, tgt: torch.Tensor,
+                     bos_id: int = 1, eos_id: int = 2) -> torch.Tensor:
+    """Greedy-decode ``src`` (B, S) and compare with ``tgt`` (B, T) up to EOS -> bool (B,):
+    True where the whole output sequence is right (exact match)."""
+    if src.dim() != 2 or tgt.dim() != 2 or src.size(0) != tgt.size(0):
+        raise ValueError(f"src and tgt must be (batch, time) with one batch size, got "
+                         f"{tuple(src.shape)} and {tuple(tgt.shape)}")
+    ys, _ = model.greedy_decode(src, bos_id, eos_id, max_len=tgt.size(1) - 1)
+    ys = F.pad(ys, (0, tgt.size(1) - ys.size(1)), value=model.pad_id)
+    return (ys == tgt).all(1)

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from lmcourse import set_seed
-from lmcourse.seq2seq import BahdanauSeq2Seq, seq2seq_loss
+from lmcourse.seq2seq import BahdanauSeq2Seq, reversal_pairs, seq2seq_loss, sequence_correct
 
 
 def _model():
@@ -54,3 +54,40 @@ def test_bad_inputs():
         BahdanauSeq2Seq(10, 10, d_hidden=0)
     with pytest.raises(TypeError, match="src must hold token ids"):
         _model()(torch.tensor([1.0, 2.0]), torch.tensor([[2]]))
+
+
+def test_without_attention_the_decoder_sees_one_fixed_vector():
+    set_seed(0, num_threads=1)
+    model = BahdanauSeq2Seq(10, 8, d_embed=8, d_hidden=12, attention=False).eval()
+    src = torch.tensor([[4, 5, 6, 0, 0], [4, 5, 6, 7, 8]])
+    h, mask, _ = model.encode(src)
+    assert h.shape == (2, 1, 24) and mask.shape == (2, 1, 1) and mask.all()
+    logits, weights = model(src, torch.tensor([[2, 4, 5], [2, 6, 7]]))
+    assert logits.shape == (2, 3, 8) and torch.all(weights == 1)
+    # padding does not change the summary vector
+    alone, _ = model(src[:1, :3], torch.tensor([[2, 4, 5]]))
+    assert torch.allclose(alone, logits[:1], atol=1e-5)
+    with pytest.raises(TypeError, match="attention"):
+        BahdanauSeq2Seq(10, 10, attention=1)
+
+
+def test_reversal_pairs_and_sequence_correct():
+    src, tgt, length = reversal_pairs(6, [2, 3], seed=1)
+    assert src.shape == (6, 3) and tgt.shape == (6, 5) and length.tolist() == [2, 3] * 3
+    for s, t, n in zip(src, tgt, length):
+        digits = s[:n].tolist()
+        assert s[n:].eq(0).all() and min(digits) >= 3
+        assert t[: n + 2].tolist() == [1] + digits[::-1] + [2] and t[n + 2:].eq(0).all()
+    with pytest.raises(ValueError, match="lengths"):
+        reversal_pairs(4, [0, 2])
+
+    class Oracle(BahdanauSeq2Seq):
+        @torch.no_grad()
+        def greedy_decode(self, src, bos_id, eos_id, max_len=32):
+            return tgt, None
+
+    oracle = Oracle(13, 13, 4, 4)
+    assert sequence_correct(oracle, src, tgt).all()
+    wrong = tgt.clone()
+    wrong[0, 1] = 3 if wrong[0, 1] != 3 else 4
+    assert sequence_correct(oracle, src, wrong).tolist() == [False] + [True] * 5
