@@ -630,7 +630,8 @@ def seq2seq_attention(*, step: int = 2) -> Figure:
     for i, box in enumerate(dec):
         out = _box(ax, box.x, 6.1, 0.62, 0.38, rf"$y_{i + 1}$", "output", size=11)
         _arrow(ax, box.top, out.bottom)
-    _text(ax, 8.9, 4.6, "each decoder step also\nreads its previous output", size=SMALL, ha="right")
+    _text(ax, 8.9, 4.6, "each step also reads its previous output\n(and c itself, in Cho et al.'s model)",
+          size=SMALL, ha="right")
     ax.add_line(Line2D([0.1, 8.9], [4.2, 4.2], color="#BBBBBB", lw=1.0))
 
     _text(ax, 0.1, 3.95, "(b) with attention (Bahdanau et al., 2015): a new context vector at "
