@@ -129,7 +129,7 @@ def test_smoke_needs_an_output_folder():
 
 
 @pytest.mark.skipif(os.environ.get("LMCOURSE_REBUILD_CHECKPOINTS") != "1",
-                    reason="takes about 25 minutes: run `make pretrain-check` (or set LMCOURSE_REBUILD_CHECKPOINTS=1)")
+                    reason="takes about 40 minutes: run `make pretrain-check` (or set LMCOURSE_REBUILD_CHECKPOINTS=1)")
 @pytest.mark.parametrize("name", NAMES)
 def test_full_rebuild_reproduces_the_shipped_bytes(name):
     _, entry = build(name)
