@@ -96,12 +96,19 @@ def warmup_cosine(steps: int, warmup_fraction: float = 0.05):
 # ---------------------------------------------------------------------------------------------
 # The four recipes: each returns (files, record), files = {name: bytes}, record = what it measured
 # ---------------------------------------------------------------------------------------------
-def _gpt(r: Recipe):
-    train, valid = pretraining_text("train", r.documents), pretraining_text("valid", r.documents)
-    tokenizer = BPETokenizer.train(train, vocab_size=r.vocab_size, specials=GPT_SPECIALS)
+def gpt_token_streams(train: list[str], valid: list[str], vocab_size: int, bpe_documents: int | None = None
+                      ) -> tuple[BPETokenizer, torch.Tensor, torch.Tensor]:
+    """(tokenizer, train ids, valid ids) for the GPT recipe: byte-level BPE learnt on the first
+    ``bpe_documents`` training documents (None: all), every document ended by ``<|endoftext|>``."""
+    tokenizer = BPETokenizer.train(train[:bpe_documents], vocab_size=vocab_size, specials=GPT_SPECIALS)
     eot = tokenizer.special_id(END_OF_TEXT)
     stream = lambda docs: torch.tensor([i for d in docs for i in tokenizer.encode(d) + [eot]])  # noqa: E731
-    train_ids, valid_ids = stream(train), stream(valid)
+    return tokenizer, stream(train), stream(valid)
+
+
+def _gpt(r: Recipe):
+    train, valid = pretraining_text("train", r.documents), pretraining_text("valid", r.documents)
+    tokenizer, train_ids, valid_ids = gpt_token_streams(train, valid, r.vocab_size)
     config = GPTConfig(vocab_size=len(tokenizer), context_size=r.seq_len, d_model=r.d_model,
                        num_layers=r.num_layers, num_heads=max(1, r.d_model // 32))
     set_seed(0)

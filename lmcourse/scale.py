@@ -21,10 +21,9 @@ import torch
 from safetensors.torch import save as safetensors_bytes
 
 from lmcourse import distributed
-from lmcourse.bpe import END_OF_TEXT, BPETokenizer
 from lmcourse.data import lm_batches, random_windows
 from lmcourse.gpt import GPT, GPTConfig, hf_state_dict, lm_loss
-from lmcourse.pretrain import GPT_SPECIALS, pretraining_text, warmup_cosine, write_directory
+from lmcourse.pretrain import gpt_token_streams, pretraining_text, warmup_cosine, write_directory
 from lmcourse.seed import set_seed
 from lmcourse.train import evaluate_loss, fit
 
@@ -70,10 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         train, valid = read_documents(args.text)
     else:
         train, valid = pretraining_text("train", args.documents), pretraining_text("valid", args.documents)
-    tokenizer = BPETokenizer.train(train[:args.bpe_documents], vocab_size=args.vocab_size, specials=GPT_SPECIALS)
-    eot = tokenizer.special_id(END_OF_TEXT)
-    stream = lambda docs: torch.tensor([i for d in docs for i in tokenizer.encode(d) + [eot]])  # noqa: E731
-    train_ids, valid_ids = stream(train), stream(valid)
+    tokenizer, train_ids, valid_ids = gpt_token_streams(train, valid, args.vocab_size, args.bpe_documents)
     config = GPTConfig(vocab_size=len(tokenizer), context_size=args.context, d_model=args.d_model,
                        num_layers=args.layers, num_heads=args.heads)
     model = GPT(config)
