@@ -80,7 +80,7 @@ def run(smoke: bool) -> Result:
     flops = training_flops_per_token(ours)
     mfu = {k: v * flops / peak for k, v in tok_s.items()}
     return Result(
-        name="gpt_training", figure=tok_s["lmcourse"] / tok_s["transformers"], target=1.0,
+        name="gpt_training", figure=tok_s["lmcourse"] / tok_s["transformers"], target=1.2,
         unit="x transformers' tokens/s", smoke=smoke,
         details={"config": f"{L} layers, {H} heads, width {d}, context {T}, batch {B}, vocabulary {V}",
                  "parameters": sum(p.numel() for p in ours.parameters()),
@@ -90,7 +90,7 @@ def run(smoke: bool) -> Result:
                  "peak matmul GFLOP/s": round(peak / 1e9, 1),
                  "model FLOP/s utilisation": {k: round(v, 3) for k, v in mfu.items()},
                  "versions": versions("torch", "transformers")},
-        checks={} if smoke else {"MFU": check(mfu["lmcourse"], 0.35)})
+        checks={"MFU": check(mfu["lmcourse"], 0.35, speed=True)})
 
 
 if __name__ == "__main__":

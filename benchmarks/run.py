@@ -2,7 +2,7 @@
 
     python -m benchmarks.run              # full run (about 10 minutes on 2 cores)
     python -m benchmarks.run --smoke      # a minute or two: checks that each benchmark still works
-    python -m benchmarks.run --save       # full run, and write benchmarks/results.json for the book
+    python -m benchmarks.run --save       # full run, and record it in benchmarks/results.json as this machine's latest
     python -m benchmarks.run --only wordpiece_speed --save    # rerun one, keep the others' results
 
 Exits 1 if any benchmark misses its target (or, with --smoke, fails to run or to agree with its peer).
@@ -20,6 +20,23 @@ from benchmarks.common import ROOT, machine
 #: module names, in the order of the Performance page
 BENCHMARKS = ["gpt_training", "bert_inference", "word2vec_speed", "wordpiece_speed", "course_runtime"]
 RESULTS = ROOT / "benchmarks" / "results.json"
+
+
+def same_machine(a: dict, b: dict) -> bool:
+    """Runs on one kind of machine replace each other: the same CPU model and vector extension."""
+    return (a["cpu"], a["simd"]) == (b["cpu"], b["simd"])
+
+
+def save(results: list[dict]) -> None:
+    """Record ``results`` as this machine's latest run in RESULTS, keeping other machines' runs;
+    benchmarks not rerun (``--only``) keep this machine's previous results."""
+    here = machine()
+    runs = json.loads(RESULTS.read_text())["runs"] if RESULTS.exists() else []
+    previous = next((r["results"] for r in runs if same_machine(r["machine"], here)), [])
+    fresh = {r["name"]: r for r in results}
+    merged = [fresh.pop(r["name"], r) for r in previous] + list(fresh.values())
+    runs = [r for r in runs if not same_machine(r["machine"], here)] + [{"machine": here, "results": merged}]
+    RESULTS.write_text(json.dumps({"runs": runs}, indent=2) + "\n")
 
 
 def main() -> None:
@@ -51,11 +68,8 @@ def main() -> None:
     print("\nSummary" + (" (smoke run: targets not enforced)" if args.smoke else ""))
     for result in results:
         print("  " + result["line"])
-    if args.save:   # with --only, the other benchmarks' saved results are kept
-        saved = json.loads(RESULTS.read_text())["results"] if args.only and RESULTS.exists() else []
-        fresh = {r["name"]: r for r in results}
-        merged = [fresh.pop(r["name"], r) for r in saved] + list(fresh.values())
-        RESULTS.write_text(json.dumps({"machine": machine(), "results": merged}, indent=2) + "\n")
+    if args.save:
+        save(results)
         print(f"saved {RESULTS.relative_to(ROOT)}")
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
     sys.exit(1 if failed else 0)

@@ -32,20 +32,24 @@ def tokenizer():
 
 
 def test_minilm_hidden_states_match_transformers(minilm, tokenizer):
-    ours, theirs = minilm
+    ours, _ = minilm
+    theirs = transformers.BertModel.from_pretrained(str(MODEL), attn_implementation="eager").eval()
     batch = tokenizer.batch_encode(["The bank raised its rates.", "She sat on the river bank all afternoon."],
                                    ["Money is tight.", "The water was calm."])
     batch["attention_mask"][0, -1] = 0          # padding inside a row too
+    real = batch["attention_mask"].bool()       # (B, T): outputs at padding are not defined in transformers
     with torch.no_grad():
         a = ours(**batch, output_hidden_states=True, output_attentions=True)
         b = theirs(**batch, output_hidden_states=True, output_attentions=True)
     assert a[0].shape == (2, batch["input_ids"].size(1), 384)
-    assert torch.allclose(a.last_hidden_state, b.last_hidden_state, atol=TOL)
+    assert torch.allclose(a.last_hidden_state[real], b.last_hidden_state[real], atol=TOL)
+    assert (a.last_hidden_state[~real] == 0).all()           # padding is skipped and comes out as zeros
     assert torch.allclose(a.pooler_output, b.pooler_output, atol=TOL)
+    assert len(a.hidden_states) == len(b.hidden_states) == 7 and len(a.attentions) == len(b.attentions) == 6
     for x, y in zip(a.hidden_states, b.hidden_states):
-        assert torch.allclose(x, y, atol=TOL)
-    for x, y in zip(a.attentions, b.attentions):
-        assert torch.allclose(x, y, atol=TOL)
+        assert torch.allclose(x[real], y[real], atol=TOL)
+    for x, y in zip(a.attentions, b.attentions):              # (B, h, T, T): rows of real queries
+        assert torch.allclose(x.transpose(1, 2)[real], y.transpose(1, 2)[real], atol=TOL)
 
 
 def test_minilm_parameter_count(minilm):
@@ -99,11 +103,12 @@ def test_pretraining_heads_match_transformers(tmp_path):
     with torch.no_grad():
         mlm, nsp = ours(ids, types, mask)
         ref = hf(input_ids=ids, token_type_ids=types, attention_mask=mask)
-    assert torch.allclose(mlm, ref.prediction_logits, atol=TOL)
+    real = mask.bool()                                  # transformers also computes the padding
+    assert torch.allclose(mlm[real], ref.prediction_logits[real], atol=TOL)
     assert torch.allclose(nsp, ref.seq_relationship_logits, atol=TOL)
     encoder = BertModel.from_pretrained(tmp_path)       # ignores the cls.* heads
     with torch.no_grad():
-        assert torch.allclose(encoder(ids, types, mask)[0], hf.bert(ids, mask, types)[0], atol=TOL)
+        assert torch.allclose(encoder(ids, types, mask)[0][real], hf.bert(ids, mask, types)[0][real], atol=TOL)
 
 
 def test_causal_config_sees_only_the_left():
