@@ -1068,6 +1068,35 @@ def t5_text_to_text() -> Figure:
     return fig
 
 
+def xlnet_factorisation(*, order: Sequence[int] = (2, 1, 3, 0)) -> Figure:
+    """XLNet's factorisation order as a graph: tokens stay in their natural order (bottom); the
+    query-stream vector that predicts x_i (top) reads the content of the positions earlier in the
+    ORDER, never x_i itself. ``order`` is 0-based (the default is the paper's 3 -> 2 -> 4 -> 1)."""
+    order = [int(p) for p in order]
+    if sorted(order) != list(range(len(order))) or not 2 <= len(order) <= 8:
+        raise ValueError(f"order must be a permutation of 0..T-1 with 2 <= T <= 8, got {order}")
+    T = len(order)
+    step = {p: k for k, p in enumerate(order)}
+    fig, ax = _canvas(1.6 * T + 1.6, 3.6)
+    xs = [1.9 + 1.6 * i for i in range(T)]
+    tops, bottoms = [], []
+    for i, x in enumerate(xs):
+        bottoms.append(_box(ax, x, 0.9, 0.95, 0.42, f"$x_{i + 1}$ (content)", "input", size=SMALL))
+        tops.append(_box(ax, x, 2.55, 1.15, 0.5, f"predict $x_{i + 1}$\nstep {step[i] + 1}", "output",
+                         size=SMALL))
+    for i in range(T):
+        for j in range(T):
+            if step[j] < step[i]:
+                _arrow(ax, bottoms[j].top, tops[i].bottom, color=PALETTE["visible"], lw=1.4)
+    _text(ax, xs[0] - 0.75, 2.55, "query\nstream g", size=SMALL, ha="right")
+    _text(ax, xs[0] - 0.75, 0.9, "tokens in\nnatural order", size=SMALL, ha="right")
+    _text(ax, (xs[0] + xs[-1]) / 2, 3.35, "order " + " → ".join(f"$x_{p + 1}$" for p in order)
+          + ": each prediction reads only the tokens earlier in the order", size=FONT)
+    _text(ax, (xs[0] + xs[-1]) / 2, 0.3, "No arrow enters a prediction from its own token; the positions "
+          "never move.", size=SMALL)
+    return fig
+
+
 #: every diagram by short name, so that a test (or a chapter) can draw them all
 DIAGRAMS: dict[str, Callable[[], Figure]] = {
     "transfer": transfer,
@@ -1088,4 +1117,5 @@ DIAGRAMS: dict[str, Callable[[], Figure]] = {
     "gpt_input_transformations": gpt_input_transformations,
     "electra": electra,
     "t5_text_to_text": t5_text_to_text,
+    "xlnet_factorisation": xlnet_factorisation,
 }

@@ -107,12 +107,12 @@ class _EncoderBlock(nn.Module):
         return x + self.ffn(self.ln2(x))      # (B, T, C)
 
 
-class ReplacedTokenDetector(nn.Module):
-    """ELECTRA's discriminator, small: token + learned position embeddings, Transformer layers,
-    one logit per token. forward(ids (B, T)) -> logits (B, T); a logit > 0 means "replaced"."""
+class TinyEncoder(nn.Module):
+    """A small Transformer encoder: token + learned position embeddings, pre-LN layers, a final
+    LayerNorm. :meth:`encode` maps ids (B, T) to vectors (B, T, d_model); subclasses add a head."""
 
     def __init__(self, vocab_size: int, d_model: int = 64, num_heads: int = 4, num_layers: int = 2,
-                 d_ff: int | None = None, max_len: int = 128, device: str | torch.device = DEFAULT_DEVICE):
+                 d_ff: int | None = None, max_len: int = 128):
         super().__init__()
         check_int(vocab_size, "vocab_size", minimum=2)
         check_int(d_model, "d_model", minimum=1)
@@ -126,10 +126,9 @@ class ReplacedTokenDetector(nn.Module):
         self.blocks = nn.ModuleList(_EncoderBlock(d_model, num_heads, d_ff or 4 * d_model)
                                     for _ in range(num_layers))
         self.norm = nn.LayerNorm(d_model)
-        self.head = nn.Linear(d_model, 1)
-        self.to(device)
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+    def encode(self, ids: torch.Tensor) -> torch.Tensor:
+        """(B, T) ids -> (B, T, d_model) contextual vectors."""
         check_token_ids(ids, self.tok.num_embeddings, "ids")
         if ids.dim() != 2 or ids.size(1) > self.pos.num_embeddings:
             raise ValueError(f"ids must be (batch, time <= {self.pos.num_embeddings}), got {tuple(ids.shape)}")
@@ -137,7 +136,21 @@ class ReplacedTokenDetector(nn.Module):
         x = self.tok(ids) + self.pos(positions)         # (B, T, C) + (T, C) -> (B, T, C)
         for block in self.blocks:
             x = block(x)                                # (B, T, C)
-        return self.head(self.norm(x)).squeeze(-1)     # (B, T, 1) -> (B, T)
+        return self.norm(x)
+
+
+class ReplacedTokenDetector(TinyEncoder):
+    """ELECTRA's discriminator, small: a :class:`TinyEncoder` and one logit per token.
+    forward(ids (B, T)) -> logits (B, T); a logit > 0 means "replaced", sigmoid(logit) = P(replaced)."""
+
+    def __init__(self, vocab_size: int, d_model: int = 64, num_heads: int = 4, num_layers: int = 2,
+                 d_ff: int | None = None, max_len: int = 128, device: str | torch.device = DEFAULT_DEVICE):
+        super().__init__(vocab_size, d_model, num_heads, num_layers, d_ff, max_len)
+        self.head = nn.Linear(d_model, 1)
+        self.to(device)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.head(self.encode(ids)).squeeze(-1)     # (B, T, 1) -> (B, T)
 
 
 def rtd_loss(model: ReplacedTokenDetector, batch) -> torch.Tensor:

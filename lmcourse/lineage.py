@@ -1,4 +1,6 @@
-"""The family tree of pretrained language models, from word2vec to GPT-3, as data and a figure."""
+"""The family tree of pretrained language models, from word2vec to GPT-3, as data and a figure.
+
+Years are those of first public appearance (ELECTRA: its ICLR submission, September 2019)."""
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyBboxPatch, Patch
 
@@ -11,8 +13,8 @@ MODELS: dict[str, tuple[int, float, int, str, str]] = {
     "BERT": (2, 3.6, 2018, "encoder", "masked LM + NSP"),
     "RoBERTa": (3, 7.0, 2019, "encoder", "no NSP, dynamic masks, 10x data"),
     "ALBERT": (3, 6.0, 2019, "encoder", "factorised, shared weights; SOP"),
-    "XLNet": (3, 5.0, 2019, "decoder", "permuted factorisation order"),
-    "ELECTRA": (3, 4.0, 2020, "encoder", "detect replaced tokens"),
+    "XLNet": (3, 5.0, 2019, "permutation LM", "two streams, permuted order"),
+    "ELECTRA": (3, 4.0, 2019, "encoder", "detect replaced tokens"),
     "DistilBERT": (3, 3.0, 2019, "encoder", "distilled: smaller, faster"),
     "Sentence-BERT": (3, 2.0, 2019, "encoder", "one vector per sentence"),
     "MASS / BART / T5": (3, 1.0, 2019, "encoder-decoder", "denoising seq2seq"),
@@ -30,7 +32,7 @@ EDGES: list[tuple[str, str]] = [
 ]
 
 _COLOURS = {"static embedding": "#fde0c5", "LSTM": "#d9f0d3", "encoder": "#c6dbef",
-            "decoder": "#fcbba1", "encoder-decoder": "#dadaeb"}
+            "decoder": "#fcbba1", "permutation LM": "#fdfd96", "encoder-decoder": "#dadaeb"}
 _XSCALE, _HALF_WIDTH = 3.5, 1.4
 
 
@@ -50,7 +52,7 @@ def draw_lineage(ax=None):
                     xytext=(c0 * _XSCALE + _HALF_WIDTH + 0.05, r0),
                     arrowprops=dict(arrowstyle="->", color="0.4", lw=1, shrinkA=0, shrinkB=0))
     ax.legend(handles=[Patch(fc=c, ec="0.3", label=k) for k, c in _COLOURS.items()],
-              loc="lower left", fontsize=8, title="architecture", title_fontsize=8, frameon=False)
+              loc="upper left", fontsize=8, title="architecture", title_fontsize=8, frameon=False, ncol=2)
     ax.set_xlim(-_HALF_WIDTH - 0.2, 3 * _XSCALE + _HALF_WIDTH + 0.2)
     ax.set_ylim(-0.6, 7.5)
     ax.axis("off")

@@ -39,21 +39,36 @@ def cosine_matrix(a: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tenso
     return F.normalize(a, dim=-1) @ F.normalize(b, dim=-1).T                # (n, C) @ (C, m) -> (n, m)
 
 
+#: the sentence-vector poolings :func:`encode` offers
+POOLINGS = ("mean", "cls", "max")
+
+
 @torch.no_grad()
-def encode(model, tokenizer, sentences: list[str], batch_size: int = 32) -> torch.Tensor:
-    """Bi-encoder: one forward pass per sentence, mean-pooled: (len(sentences), d_model).
+def encode(model, tokenizer, sentences: list[str], batch_size: int = 32, pooling: str = "mean") -> torch.Tensor:
+    """Bi-encoder: one forward pass per sentence, pooled: (len(sentences), d_model).
 
     ``model`` maps tokenizer output to ``last_hidden_state`` (e.g. a Hugging Face ``BertModel``).
+    ``pooling``: ``"mean"`` over the non-padding tokens (Sentence-BERT's default and what
+    all-MiniLM-L6-v2 was trained with), ``"cls"`` (the first token's vector) or ``"max"``
+    (element-wise maximum over the non-padding tokens).
     """
     check_type(sentences, "sentences", list)
     check_int(batch_size, "batch_size", minimum=1)
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
     device = next(model.parameters()).device
     out = []
     for i in range(0, len(sentences), batch_size):
         batch = tokenizer(sentences[i:i + batch_size], padding=True, truncation=True, return_tensors="pt")
         batch = {k: v.to(device) for k, v in batch.items()}
         hidden = model(**batch).last_hidden_state                          # (B, T, C)
-        out.append(mean_pool(hidden, batch["attention_mask"]))
+        if pooling == "mean":
+            out.append(mean_pool(hidden, batch["attention_mask"]))
+        elif pooling == "cls":
+            out.append(hidden[:, 0])                                        # (B, C)
+        else:
+            padding = batch["attention_mask"][..., None] == 0               # (B, T, 1)
+            out.append(hidden.masked_fill(padding, float("-inf")).amax(dim=1))
     return torch.cat(out)
 
 

@@ -9,12 +9,15 @@ encoding); only the order in which they are predicted changes, and that order is
 * query stream g: position i sees only the positions predicted strictly before it (it knows where
   it is, through its position, but not which token is there: that is what it must predict).
 
-Masks are bool, True = may attend, like :mod:`lmcourse.attention`.
+Masks are bool, True = may attend, like :mod:`lmcourse.attention`. :class:`TwoStreamAttention` runs
+one layer of both streams with shared weights.
 """
 import math
 
 import torch
+from torch import nn
 
+from lmcourse.attention import MultiHeadAttention
 from lmcourse.validate import check_int, check_type
 
 
@@ -67,3 +70,33 @@ def prediction_targets(order, K: float = 6.0) -> torch.Tensor:
         raise ValueError(f"K must be >= 1, got {K}")
     num_predicted = max(1, math.floor(len(ranks) / K))
     return ranks >= len(ranks) - num_predicted
+
+
+class TwoStreamAttention(nn.Module):
+    """One XLNet attention layer run on both streams with the same weights (no FFN, no memory).
+
+    forward(h (B, T, C), g (B, T, C), order) -> (h', g'):
+
+    * content stream: h'_i = h_i + Attn(q = h_i, k = v = h_j for rank[j] <= rank[i]);
+    * query stream:   g'_i = g_i + Attn(q = g_i, k = v = h_j for rank[j] <  rank[i]).
+
+    The query stream reads the content stream of the EARLIER positions only, so g'_i never depends
+    on token i's content. At the first layer h_i = e(x_i) + p_i and g_i = w + p_i (a learned vector
+    w and the position). The position predicted first has no context: its attention term is 0.
+    """
+
+    def __init__(self, d_model: int, num_heads: int):
+        super().__init__()
+        self.attn = MultiHeadAttention(d_model, num_heads, fused=False)
+
+    def forward(self, h: torch.Tensor, g: torch.Tensor, order) -> tuple[torch.Tensor, torch.Tensor]:
+        check_type(h, "h", torch.Tensor)
+        check_type(g, "g", torch.Tensor)
+        content, query = permutation_masks(order)                   # (T, T) each
+        if h.shape != g.shape or h.dim() != 3 or h.size(1) != len(content):
+            raise ValueError(f"h and g must both be (batch, {len(content)}, d_model), got "
+                             f"{tuple(h.shape)} and {tuple(g.shape)}")
+        no_context = ~query.any(dim=1)                             # (T,) the first position in the order
+        h_new = h + self.attn(h, mask=content)[0]                   # (B, T, C)
+        g_att = self.attn(g, h, h, mask=query | no_context[:, None])[0]   # (B, T, C)
+        return h_new, g + g_att.masked_fill(no_context[:, None], 0.0)

@@ -40,3 +40,26 @@ def test_bad_inputs():
         coverage(torch.zeros(4))
     with pytest.raises(ValueError, match="chosen"):
         distinct_masks(torch.zeros(4, 3, 2, dtype=torch.bool))
+
+
+def test_masked_epochs_reuse_static_copies_and_match_masks_per_epoch():
+    from lmcourse.dynamic_masking import masked_epochs
+    epochs = masked_epochs(_ids(), 12, 3, mask_id=1, vocab_size=100, generator=torch.Generator().manual_seed(3))
+    assert len(epochs) == 12 and epochs[0] is epochs[3] and epochs[1] is not epochs[2]
+    chosen = masks_per_epoch(_ids(), 12, 3, mask_id=1, vocab_size=100, generator=torch.Generator().manual_seed(3))
+    assert all(torch.equal(m.chosen, c) for m, c in zip(epochs, chosen))
+
+
+def test_tiny_mlm_loss_counts_only_chosen_positions():
+    from lmcourse.dynamic_masking import TinyMLM, mlm_loss
+    from lmcourse.masking import mask_tokens
+    torch.manual_seed(0)
+    model = TinyMLM(100, d_model=16, num_heads=2, num_layers=1, max_len=128)
+    batch = mask_tokens(_ids()[:4], 1, 100, generator=torch.Generator().manual_seed(4))
+    logits = model(batch.input_ids)
+    assert logits.shape == (4, 128, 100)
+    chosen = batch.chosen
+    expected = torch.nn.functional.cross_entropy(logits[chosen], batch.labels[chosen])
+    assert torch.allclose(mlm_loss(model, batch), expected, atol=1e-6)
+    with pytest.raises(TypeError, match="batch"):
+        mlm_loss(model, (batch.input_ids, batch.labels))

@@ -30,3 +30,18 @@ def test_factorised_embedding():
         check("ch10-factorised-embedding", lambda v, h, e: v * h)
     with pytest.raises(AssertionError, match="expected"):
         check("ch10-factorised-embedding", lambda v, h, e: v * e + e * h + h)
+
+
+def test_infill_spans():
+    def reference(tokens, noise):
+        out = []
+        for i, (t, n) in enumerate(zip(tokens, noise)):
+            if not n:
+                out.append(t)
+            elif i == 0 or not noise[i - 1]:
+                out.append("<mask>")
+        return out
+
+    assert check("ch10-infill-spans", reference) == "ch10-infill-spans: all 5 checks passed"
+    with pytest.raises(AssertionError, match="per SPAN"):
+        check("ch10-infill-spans", lambda tokens, noise: ["<mask>" if n else t for t, n in zip(tokens, noise)])

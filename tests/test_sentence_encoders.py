@@ -64,3 +64,16 @@ def test_bad_inputs():
         cosine_matrix(torch.zeros(2, 3), torch.zeros(2, 4))
     with pytest.raises(TypeError, match="sentences"):
         encode(_ToyModel(), _toy_tokenizer, "one sentence")
+
+
+def test_cls_and_max_pooling_ignore_padding():
+    model = _ToyModel()
+    sentences = ["a bb ccc", "dddd"]
+    hidden = model.emb(torch.tensor([[1, 2, 3]]))[0]                     # the first sentence, unpadded
+    cls = encode(model, _toy_tokenizer, sentences, pooling="cls")
+    biggest = encode(model, _toy_tokenizer, sentences, pooling="max")
+    torch.testing.assert_close(cls[0], hidden[0])
+    torch.testing.assert_close(biggest[0], hidden.amax(dim=0))
+    torch.testing.assert_close(biggest[1], model.emb(torch.tensor([4]))[0])   # padding never wins
+    with pytest.raises(ValueError, match="pooling"):
+        encode(model, _toy_tokenizer, sentences, pooling="sum")

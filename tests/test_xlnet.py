@@ -61,3 +61,51 @@ def test_bad_arguments():
         sample_order(0)
     with pytest.raises(ValueError, match="K"):
         prediction_targets([1, 0], K=0.5)
+
+
+def _two_stream(seed=0, T=5, C=8):
+    from lmcourse.xlnet import TwoStreamAttention
+    torch.manual_seed(seed)
+    layer = TwoStreamAttention(C, 2).eval()
+    h, g = torch.randn(1, T, C), torch.randn(1, T, C)
+    return layer, h, g
+
+
+def test_two_stream_query_never_sees_its_own_content():
+    from lmcourse.xlnet import order_ranks
+    layer, h, g = _two_stream()
+    order = [3, 0, 4, 1, 2]
+    ranks = order_ranks(order)
+    _, g1 = layer(h, g, order)
+    for i in range(5):
+        for j in range(5):
+            h2 = h.clone()
+            h2[0, j] += 1.0                                   # change token j's content
+            _, g2 = layer(h2, g, order)
+            changed = not torch.allclose(g1[0, i], g2[0, i], atol=1e-6)
+            # g_i depends on x_j exactly when j comes before i in the factorisation order
+            assert changed == bool(ranks[j] < ranks[i]), (i, j)
+
+
+def test_two_stream_content_sees_itself_and_earlier_positions():
+    from lmcourse.xlnet import order_ranks
+    layer, h, g = _two_stream(1)
+    order = [2, 4, 0, 1, 3]
+    ranks = order_ranks(order)
+    h1, _ = layer(h, g, order)
+    for j in range(5):
+        h2 = h.clone()
+        h2[0, j] += 1.0
+        out, _ = layer(h2, g, order)
+        for i in range(5):
+            changed = not torch.allclose(h1[0, i], out[0, i], atol=1e-6)
+            assert changed == bool(ranks[j] <= ranks[i]), (i, j)
+
+
+def test_two_stream_first_position_gets_no_context_and_checks_shapes():
+    layer, h, g = _two_stream(2)
+    _, g1 = layer(h, g, [1, 0, 2, 3, 4])
+    assert torch.equal(g1[0, 1], g[0, 1])                      # nothing to read: unchanged
+    assert torch.isfinite(g1).all()
+    with pytest.raises(ValueError, match="h and g"):
+        layer(h, g[:, :4], [1, 0, 2, 3, 4])

@@ -1,9 +1,11 @@
 """Checks for the exercises of chapter 10 (After BERT)."""
+import itertools
+
 import torch
 
 from lmcourse.xlnet import permutation_masks
 
-__all__ = ["permutation_mask", "factorised_embedding"]
+__all__ = ["permutation_mask", "factorised_embedding", "infill_spans"]
 
 
 def permutation_mask(candidate) -> int:
@@ -30,4 +32,20 @@ def factorised_embedding(candidate) -> int:
         assert isinstance(got, int), f"({v}, {h}, {e}): return an int, got {type(got).__name__}"
         assert got != v * h or e == h, f"({v}, {h}, {e}): {got} is the unfactorised V*H; factorise through E"
         assert got == v * e + e * h, f"({v}, {h}, {e}): expected V*E + E*H = {v * e + e * h}, got {got}"
+    return len(cases)
+
+
+def infill_spans(candidate) -> int:
+    """``candidate(tokens, noise_mask)`` must return BART's text-infilling input: every maximal run
+    of tokens whose ``noise_mask`` entry is True replaced by ONE ``"<mask>"``, the rest unchanged."""
+    words = "the fire near goulburn pushed a huge bushfire towards the town".split()
+    cases = [[False] * 11, [True] + [False] * 10, [False] * 4 + [True] * 3 + [False] * 4,
+             [True, True, False, True, False, False, True, True, True, False, True], [True] * 11]
+    for noise in cases:
+        expected = [w for noisy, run in itertools.groupby(zip(words, noise), key=lambda p: p[1])
+                    for w in (["<mask>"] if noisy else [t for t, _ in run])]
+        got = candidate(list(words), list(noise))
+        assert isinstance(got, list), f"noise {noise}: return a list of tokens, got {type(got).__name__}"
+        assert got == expected, (f"noise {[int(n) for n in noise]}: expected {expected}, got {got}"
+                                 + ("; one <mask> per SPAN, not per token" if got.count("<mask>") > expected.count("<mask>") else ""))
     return len(cases)
