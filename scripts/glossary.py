@@ -1,10 +1,12 @@
-"""Regenerate ``glossary.md`` from the term list below (``python scripts/glossary.py``).
+"""Regenerate ``glossary.md`` from the term list below, and each chapter's key-terms cell, which
+links here (``python scripts/glossary.py [chapter ...]``; all chapters by default).
 
 Each term names the chapter that teaches it. A chapter becomes a link once its file exists and
 is listed in ``_toc.yml``; until then the glossary names it in plain text, so the book always
 builds. ``tests/test_book_pages.py`` checks that the committed page matches this list and that
 every link resolves.
 """
+import json
 import sys
 from pathlib import Path
 
@@ -119,6 +121,9 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("mean pooling", "平均池化", "Averaging a sentence's token vectors (padding excluded) into one sentence vector.", "09_bert"),
     ("label smoothing", "标签平滑", "Training against targets that give a little probability (0.1 in all, in the Transformer) to the wrong classes; BERT did not use it.", "09_bert"),
     ("whole word masking", "全词掩码", "Masking all WordPiece pieces of a word together rather than single pieces.", "09_bert"),
+    ("position embedding", "位置嵌入", "BERT's learnt table of one vector per position (512 rows), added to each token's vector; it is why BERT reads at most 512 tokens.", "09_bert"),
+    ("sliding window", "滑动窗口", "Reading a text longer than the model's limit as overlapping windows and combining their predictions.", "09_bert"),
+    ("multilingual BERT (mBERT)", "多语言BERT", "One BERT pretrained on the Wikipedias of 104 languages with a shared WordPiece vocabulary; fine-tuned in one language, it transfers to others zero-shot.", "09_bert"),
     # 10 After BERT
     ("RoBERTa", "RoBERTa", "Liu et al. (2019): BERT-large's architecture trained longer on 10x the data, without NSP, with dynamic masks.", "10_after_bert"),
     ("static masking", "静态掩码", "Masking each sequence once in preprocessing (BERT: 10 copies with different masks), so later epochs reuse the same masks.", "10_after_bert"),
@@ -147,6 +152,11 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("dark knowledge", "暗知识", "Hinton et al.'s name for what a teacher's small probabilities on wrong classes say about similarity, passed on by soft targets.", "10_after_bert"),
     ("feature extractor", "特征抽取器", "The network that turns tokens into vectors for a task (an LSTM, a CNN or a Transformer); the sources compare them as such.", "10_after_bert"),
     ("in-context learning", "上下文学习", "GPT-3's way of doing a task from a prompt with a few examples and no weight update.", "10_after_bert"),
+    ("text infilling", "文本填充", "BART's noise: spans of text (Poisson lengths, mean 3) each replaced by a single mask, so the model must also say how many tokens are missing.", "10_after_bert"),
+    ("induction head", "归纳头", "An attention head that finds an earlier occurrence of the current token and copies what followed it: in-context copying that small Transformers learn too.", "10_after_bert"),
+    ("anisotropy", "各向异性", "Contextual vectors crowding into a narrow cone, so that even unrelated sentences get a high cosine.", "10_after_bert"),
+    ("SpanBERT", "SpanBERT", "Joshi et al. (2020): masks contiguous spans and also predicts them from the two tokens at the span's boundary; no NSP.", "10_after_bert"),
+    ("ERNIE", "ERNIE", "Two 2019 models share the name: Baidu's (Sun et al.) masks whole phrases and named entities; Tsinghua's (Zhang et al.) adds knowledge-graph entity embeddings.", "10_after_bert"),
     ("few-shot", "少样本", "Given a handful of examples (in the prompt, for GPT-3) of the task.", "10_after_bert"),
 ]
 
@@ -171,11 +181,41 @@ def render(root: Path = ROOT) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> Path:
+#: id of the cell, second in every chapter, that lists the chapter's terms with a link here
+TERMS_CELL_ID = "glossary-terms"
+
+
+def terms_cell_source(chapter: str) -> str:
+    """The Markdown of ``chapter``'s key-terms cell: its terms, in the order of TERMS."""
+    names = [english for english, _, _, c in TERMS if c == chapter]
+    return ("**Key terms** (defined, with their Chinese names, in the [glossary](../glossary.md)): "
+            + ", ".join(names) + ".")
+
+
+def update_chapter(chapter: str, root: Path = ROOT) -> bool:
+    """Put ``chapter``'s key-terms cell second in its notebook (only the Markdown changes, so
+    the outputs stay valid); True if the file changed."""
+    path = root / "chapters" / f"{chapter}.ipynb"
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    cell = {"cell_type": "markdown", "id": TERMS_CELL_ID, "metadata": {},
+            "source": terms_cell_source(chapter).splitlines(keepends=True)}
+    cells = [c for c in nb["cells"] if c.get("id") != TERMS_CELL_ID]
+    cells.insert(1, cell)
+    if cells == nb["cells"]:
+        return False
+    nb["cells"] = cells
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return True
+
+
+def main(chapters: list[str]) -> Path:
     out = ROOT / "glossary.md"
     out.write_text(render(), encoding="utf-8")
+    for chapter in chapters:
+        if update_chapter(chapter):
+            print(f"updated the key terms of chapters/{chapter}.ipynb")
     return out
 
 
 if __name__ == "__main__":
-    print(main())
+    print(main(sys.argv[1:] or list(CHAPTERS)))

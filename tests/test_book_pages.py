@@ -1,6 +1,7 @@
 """The generated reference pages are up to date, and every chapter meets the book's rules:
 three or more exercises with hidden solutions, citations that exist in references.bib."""
 import importlib.util
+import json
 import re
 from pathlib import Path
 
@@ -32,6 +33,15 @@ def test_glossary_is_up_to_date():
     expected = _script("glossary").render(ROOT)
     assert (ROOT / "glossary.md").read_text(encoding="utf-8") == expected, \
         "glossary.md is out of date: run python scripts/glossary.py"
+
+
+def test_every_chapter_lists_its_glossary_terms():
+    glossary = _script("glossary")
+    for chapter in glossary.CHAPTERS:
+        nb = json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+        cell = nb["cells"][1]
+        assert cell.get("id") == glossary.TERMS_CELL_ID and "".join(cell["source"]) == glossary.terms_cell_source(chapter), \
+            f"chapters/{chapter}.ipynb: key-terms cell missing or out of date: run python scripts/glossary.py"
 
 
 def test_glossary_links_resolve():
