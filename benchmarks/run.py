@@ -41,7 +41,7 @@ def save(results: list[dict]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--smoke", action="store_true", help="tiny sizes; targets are not enforced")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes; speed is not judged")
     parser.add_argument("--save", action="store_true", help=f"write the results to {RESULTS.relative_to(ROOT)}")
     parser.add_argument("--only", nargs="+", choices=BENCHMARKS, help="run only these")
     args = parser.parse_args()
@@ -65,7 +65,7 @@ def main() -> None:
             if code != 0:
                 failed.append(name)
             results.append(result)
-    print("\nSummary" + (" (smoke run: targets not enforced)" if args.smoke else ""))
+    print("\nSummary" + (" (smoke run: speed not judged)" if args.smoke else ""))
     for result in results:
         print("  " + result["line"])
     if args.save:
