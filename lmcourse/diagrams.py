@@ -744,7 +744,10 @@ def transformer_layers(*, shapes: bool = True) -> Figure:
     _text(ax, dx, 6.7, "Decoder layer (× N)", size=TITLE, bold=True)
     ff_text = "Feed-forward\nd_model → d_ff → d_model"
 
-    attn, norm1 = _sublayer(ax, ex, 1.2, "Multi-head self-attention", "attention", 0.65)
+    def weights(shape: str) -> str:
+        return f"\nweights {shape}" if shapes else ""
+
+    attn, norm1 = _sublayer(ax, ex, 1.2, "Multi-head self-attention" + weights("(B, h, S, S)"), "attention", 0.65)
     ff, norm2 = _sublayer(ax, ex, 3.0, ff_text, "feedforward", 0.65)
     _edge(ax, (ex, 0.2), attn.bottom, "(B, S, d_model)" if shapes else "", at=0.35)
     _arrow(ax, norm1.top, ff.bottom)
@@ -754,16 +757,21 @@ def transformer_layers(*, shapes: bool = True) -> Figure:
           size=SMALL, va="bottom")
     _text(ax, 4.5, 3.07, "K, V", size=SMALL, ha="left", va="bottom")
 
-    masked, norm1 = _sublayer(ax, dx, 1.2, "Masked multi-head self-attention", "attention", 8.1)
-    cross, norm2 = _sublayer(ax, dx, 3.0, "Multi-head cross-attention", "attention", 8.1)
+    masked, norm1 = _sublayer(ax, dx, 1.2, "Masked multi-head self-attention" + weights("(B, h, T, T)"),
+                              "attention", 8.1)
+    cross, norm2 = _sublayer(ax, dx, 3.0, "Multi-head cross-attention" + weights("(B, h, T, S)"), "attention", 8.1)
     ff, norm3 = _sublayer(ax, dx, 4.8, ff_text, "feedforward", 8.1)
     _edge(ax, (dx, 0.2), masked.bottom, "(B, T, d_model)" if shapes else "", side="left", at=0.35)
     _edge(ax, norm1.top, cross.bottom, "Q", side="left", size=FONT)
     _arrow(ax, norm2.top, ff.bottom)
     _edge(ax, norm3.top, (dx, 6.35), "(B, T, d_model)" if shapes else "", side="left")
+    for x in (0.65, 8.1):                                      # the residual paths, named once per layer
+        ax.text(x + (0.06 if x < 4 else -0.06), 1.5, "residual", fontsize=SMALL, color=TEXT,
+                ha="left" if x < 4 else "right", va="center", rotation=90, zorder=5)
     _text(ax, 0.2, 5.9, "Post-LN, as in the 2017 paper: each sub-layer\n"
           "gives LayerNorm(x + Sublayer(x)). GPT-2 and most\n"
-          "later models use pre-LN: x + Sublayer(LayerNorm(x)).", size=SMALL, ha="left")
+          "later models use pre-LN: x + Sublayer(LayerNorm(x)).\n"
+          "The residual path carries x past every sub-layer.", size=SMALL, ha="left")
     return fig
 
 

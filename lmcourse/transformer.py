@@ -17,6 +17,25 @@ from lmcourse.positional import LearnedPositionalEncoding, SinusoidalPositionalE
 from lmcourse.validate import check_float, check_int, check_token_ids, check_type
 
 
+def layer_norm(x: torch.Tensor, weight: torch.Tensor | None = None, bias: torch.Tensor | None = None,
+               eps: float = 1e-5) -> torch.Tensor:
+    """LN(x) = gamma * (x - mean) / sqrt(var + eps) + beta over the last dimension (Ba et al. 2016).
+
+    x (..., d) -> (..., d); mean and the biased variance are taken over each vector's d features,
+    so every token is normalised on its own (unlike BatchNorm, nothing is shared across the batch).
+    """
+    check_type(x, "x", torch.Tensor)
+    check_float(eps, "eps", minimum=0.0, strict_minimum=True)
+    mean = x.mean(-1, keepdim=True)                                  # (..., 1)
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)                   # (..., 1) biased, as in the paper
+    y = (x - mean) / torch.sqrt(var + eps)                           # (..., d) mean 0, variance ~1
+    if weight is not None:
+        y = y * weight                                               # gamma (d,)
+    if bias is not None:
+        y = y + bias                                                 # beta (d,)
+    return y
+
+
 class FeedForward(nn.Module):
     """FFN(x) = max(0, x W1 + b1) W2 + b2, applied to every position on its own.
 
@@ -124,6 +143,7 @@ class TransformerConfig:
     norm_first: bool = False   # False: post-LN as in the paper; True: pre-LN
     positional: str = "sinusoidal"   # "sinusoidal", "learned" or "none"
     causal: bool = True        # decoder self-attention masks the future (False only to show the leak)
+    tie_output: bool = False   # share the target embedding with the output projection (the paper does)
     pad_id: int = 0            # padding id, the same in source and target vocabularies
 
     def __post_init__(self):
@@ -137,6 +157,7 @@ class TransformerConfig:
         if self.positional not in ("sinusoidal", "learned", "none"):
             raise ValueError(f"positional must be 'sinusoidal', 'learned' or 'none', got {self.positional!r}")
         check_type(self.causal, "causal", bool)
+        check_type(self.tie_output, "tie_output", bool)
         check_int(self.pad_id, "pad_id", minimum=0, maximum=min(self.src_vocab_size, self.tgt_vocab_size) - 1)
 
 
@@ -169,7 +190,9 @@ class Seq2SeqTransformer(nn.Module):
         # pre-LN leaves the residual stream unnormalised, so it ends with one more LayerNorm
         self.encoder_norm = nn.LayerNorm(c.d_model) if c.norm_first else nn.Identity()
         self.decoder_norm = nn.LayerNorm(c.d_model) if c.norm_first else nn.Identity()
-        self.out_proj = nn.Linear(c.d_model, c.tgt_vocab_size)
+        self.out_proj = nn.Linear(c.d_model, c.tgt_vocab_size)        # (B, T, d_model) -> (B, T, V)
+        if c.tie_output:
+            self.out_proj.weight = self.tgt_embed.weight                # one (V, d_model) matrix, two uses
 
     def _embed(self, ids, embed, pos, name):
         check_token_ids(ids, embed.num_embeddings, name)
@@ -206,15 +229,39 @@ class Seq2SeqTransformer(nn.Module):
         return self.decode(tgt_in, memory, src_mask)[0]
 
 
-def teacher_forcing_loss(model: nn.Module, batch, pad_id: int = 0) -> torch.Tensor:
+def teacher_forcing_loss(model: nn.Module, batch, pad_id: int = 0, label_smoothing: float = 0.0) -> torch.Tensor:
     """Cross-entropy of predicting tgt[:, 1:] from tgt[:, :-1] (all positions in parallel).
 
     batch = (src (B, S), tgt (B, T)) with tgt = BOS y_1 .. y_n EOS, padded with ``pad_id``.
+    label_smoothing = eps trains towards (1 - eps) on the right token plus eps spread evenly over
+    the whole vocabulary (the paper used 0.1), instead of a one-hot target.
     """
+    check_float(label_smoothing, "label_smoothing", minimum=0.0, maximum=1.0)
     src, tgt = batch
     tgt_in, tgt_out = tgt[:, :-1], tgt[:, 1:]                       # shift: input BOS..y_n, target y_1..EOS
     logits = model(src, tgt_in)                                     # (B, T-1, V)
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt_out.reshape(-1), ignore_index=pad_id)
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt_out.reshape(-1), ignore_index=pad_id,
+                           label_smoothing=label_smoothing)
+
+
+@torch.no_grad()
+def teacher_forced_correct(model: Seq2SeqTransformer, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+    """src (B, S), tgt (B, T) = BOS y EOS padded -> bool (B,): True where the argmax at every
+    teacher-forced position is the reference token (EOS included).
+
+    This is exactly "greedy decoding reproduces the reference": if every step's argmax is right
+    given the right prefix, greedy decoding walks that same prefix; and the first wrong argmax
+    is where greedy decoding goes wrong. One parallel pass instead of T sequential ones.
+    """
+    if src.dim() != 2 or tgt.dim() != 2 or src.size(0) != tgt.size(0):
+        raise ValueError(f"src and tgt must be (batch, time) with one batch size, got "
+                         f"{tuple(src.shape)} and {tuple(tgt.shape)}")
+    was_training = model.training
+    model.eval()
+    predicted = model(src, tgt[:, :-1]).argmax(-1)                  # (B, T-1)
+    model.train(was_training)
+    target = tgt[:, 1:]
+    return ((predicted == target) | (target == model.config.pad_id)).all(1)
 
 
 @torch.no_grad()
@@ -289,18 +336,27 @@ def beam_search(model: Seq2SeqTransformer, src: torch.Tensor, bos_id: int, eos_i
     return sorted(finished, key=lambda h: -h[1])[:beam_size]
 
 
-def warmup_schedule(d_model: int, warmup_steps: int = 4000):
+def warmup_schedule(d_model: int, warmup_steps: int = 4000, total_steps: int | None = None,
+                    cooldown_steps: int = 0):
     """The paper's learning rate as a multiplier of a base lr of 1 (step counts from 0):
 
     lr(s) = d_model^-0.5 * min(s^-0.5, s * warmup_steps^-1.5) with s = step + 1:
-    a linear rise for ``warmup_steps`` steps, then decay as 1 / sqrt(s).
+    a linear rise for ``warmup_steps`` steps, then decay as 1 / sqrt(s). With ``cooldown_steps``
+    (and ``total_steps``), the last ``cooldown_steps`` steps are also scaled down linearly to 0,
+    so that a short run ends with small steps instead of wandering at a still-large rate.
     """
     check_int(d_model, "d_model", minimum=1)
     check_int(warmup_steps, "warmup_steps", minimum=1)
+    check_int(cooldown_steps, "cooldown_steps", minimum=0)
+    if cooldown_steps:
+        check_int(total_steps, "total_steps", minimum=cooldown_steps)
 
     def multiplier(step: int) -> float:
         s = step + 1
-        return d_model ** -0.5 * min(s ** -0.5, s * warmup_steps ** -1.5)
+        rate = d_model ** -0.5 * min(s ** -0.5, s * warmup_steps ** -1.5)
+        if cooldown_steps:
+            rate *= min(1.0, max(0.0, (total_steps - step) / cooldown_steps))
+        return rate
     return multiplier
 
 

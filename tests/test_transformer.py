@@ -6,8 +6,8 @@ from torch import nn
 from lmcourse import set_seed
 from lmcourse.attention import causal_mask, padding_mask
 from lmcourse.transformer import (DecoderLayer, EncoderLayer, Seq2SeqTransformer, TransformerConfig,
-                                  beam_search, count_parameters, greedy_decode, teacher_forcing_loss,
-                                  warmup_schedule)
+                                  beam_search, count_parameters, greedy_decode, layer_norm,
+                                  teacher_forced_correct, teacher_forcing_loss, warmup_schedule)
 
 TOL = 1e-5
 D, H, FF = 16, 4, 32
@@ -143,3 +143,71 @@ def test_bad_inputs():
         beam_search(_tiny_model(), torch.tensor([[4], [5]]), 2, 3)
     with pytest.raises(ValueError, match="beam_size"):
         beam_search(_tiny_model(), torch.tensor([4]), 2, 3, beam_size=0)
+
+
+def test_layer_norm_matches_torch():
+    set_seed(0, num_threads=1)
+    x = torch.randn(3, 4, 8) * 5 + 2
+    ref = nn.LayerNorm(8)
+    with torch.no_grad():
+        ref.weight.uniform_(0.5, 1.5)
+        ref.bias.uniform_(-1, 1)
+    assert torch.allclose(layer_norm(x, ref.weight, ref.bias, ref.eps), ref(x), atol=TOL)
+    plain = layer_norm(x)
+    assert torch.allclose(plain.mean(-1), torch.zeros(3, 4), atol=1e-5)
+    with pytest.raises(ValueError, match="eps"):
+        layer_norm(x, eps=0.0)
+    with pytest.raises(TypeError, match="x"):
+        layer_norm([1.0, 2.0])
+
+
+def test_label_smoothing_matches_torch_and_raises_the_loss_floor():
+    model = _tiny_model()
+    src, tgt = torch.tensor([[4, 5, 6]]), torch.tensor([[2, 4, 5, 3]])
+    logits = model(src, tgt[:, :-1])
+    expected = nn.functional.cross_entropy(logits[0], tgt[0, 1:], label_smoothing=0.1)
+    assert torch.allclose(teacher_forcing_loss(model, (src, tgt), label_smoothing=0.1), expected)
+    with pytest.raises(ValueError, match="label_smoothing"):
+        teacher_forcing_loss(model, (src, tgt), label_smoothing=1.5)
+
+
+def test_tied_output_shares_the_target_embedding():
+    tied, untied = _tiny_model(tie_output=True), _tiny_model()
+    assert tied.out_proj.weight is tied.tgt_embed.weight
+    assert count_parameters(untied) - count_parameters(tied) == 9 * 16
+    with pytest.raises(TypeError, match="tie_output"):
+        _tiny_model(tie_output=1)
+
+
+def test_teacher_forced_correct_equals_greedy_exact_match():
+    set_seed(0, num_threads=1)
+    cfg = TransformerConfig(src_vocab_size=8, tgt_vocab_size=8, d_model=16, num_heads=2, d_ff=32,
+                            dropout=0.0, max_len=8)
+    model = Seq2SeqTransformer(cfg)
+    src = torch.randint(4, 8, (64, 3))
+    tgt = torch.cat([torch.full((64, 1), 2), src, torch.full((64, 1), 3)], 1)     # copy task
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    for _ in range(60):
+        loss = teacher_forcing_loss(model, (src, tgt))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    forced = teacher_forced_correct(model, src, tgt)
+    out = greedy_decode(model, src, 2, 3, max_len=tgt.size(1) - 1)
+    out = nn.functional.pad(out, (0, tgt.size(1) - out.size(1)))
+    greedy = (out == tgt).all(1)
+    assert 0 < forced.sum() < 64 or forced.all()          # the check sees a partly trained model
+    assert torch.equal(forced, greedy)
+    assert model.training                                 # the mode is restored
+    with pytest.raises(ValueError, match="src and tgt"):
+        teacher_forced_correct(model, src, tgt[:3])
+
+
+def test_cooldown_scales_the_last_steps_to_zero():
+    plain, cooled = warmup_schedule(32, 100), warmup_schedule(32, 100, total_steps=500, cooldown_steps=150)
+    assert all(plain(s) == cooled(s) for s in range(350))
+    assert abs(cooled(425) - plain(425) * 0.5) < 1e-12 and cooled(500) == 0.0
+    with pytest.raises(ValueError, match="total_steps"):
+        warmup_schedule(32, 100, total_steps=100, cooldown_steps=150)
+    with pytest.raises(TypeError, match="total_steps"):
+        warmup_schedule(32, 100, cooldown_steps=150)

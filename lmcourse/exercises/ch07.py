@@ -2,8 +2,11 @@
 import math
 
 import torch
+from torch import nn
 
-__all__ = ["sinusoidal_encoding"]
+from lmcourse.transformer import EncoderLayer
+
+__all__ = ["sinusoidal_encoding", "multi_head_attention", "encoder_layer"]
 
 
 def sinusoidal_encoding(candidate) -> int:
@@ -22,3 +25,64 @@ def sinusoidal_encoding(candidate) -> int:
     assert torch.allclose(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, torch.ones(20, 4, dtype=torch.float64), atol=1e-5), \
         "each (sin, cos) pair must share one angle"
     return 4
+
+
+MHA_TOLERANCE = 1e-5
+
+
+def multi_head_attention(candidate) -> int:
+    """``candidate(query (B, T, d), key (B, S, d), value (B, S, d), in_proj_weight (3d, d),
+    in_proj_bias (3d,), out_proj_weight (d, d), out_proj_bias (d,), num_heads, key_padding_mask
+    (B, S) bool, True = padding or None)`` -> (output (B, T, d), weights (B, num_heads, T, S)),
+    matched against ``torch.nn.MultiheadAttention`` holding the same weights, to 1e-5."""
+    g = torch.Generator().manual_seed(7)
+    checks = 0
+    for num_heads, (T, S), padded in ((1, (4, 4), False), (4, (3, 6), False), (4, (5, 6), True)):
+        d = 16
+        ref = nn.MultiheadAttention(d, num_heads, batch_first=True).eval()
+        with torch.no_grad():
+            for p in ref.parameters():
+                p.copy_(torch.randn(p.shape, generator=g) * 0.3)
+        q, k, v = (torch.randn(2, n, d, generator=g) for n in (T, S, S))
+        mask = torch.tensor([[False] * S, [False] * (S - 2) + [True] * 2]) if padded else None
+        want, want_w = ref(q, k, v, key_padding_mask=mask, average_attn_weights=False)
+        got = candidate(q, k, v, ref.in_proj_weight.detach(), ref.in_proj_bias.detach(),
+                        ref.out_proj.weight.detach(), ref.out_proj.bias.detach(), num_heads, mask)
+        assert isinstance(got, tuple) and len(got) == 2, "return (output, weights)"
+        out, w = got
+        assert tuple(out.shape) == (2, T, d), f"output must be (B, T, d) = (2, {T}, {d}), got {tuple(out.shape)}"
+        assert tuple(w.shape) == (2, num_heads, T, S), \
+            f"weights must be (B, num_heads, T, S) = (2, {num_heads}, {T}, {S}), got {tuple(w.shape)}"
+        assert torch.allclose(w, want_w, atol=MHA_TOLERANCE), (
+            f"with {num_heads} heads{' and padding' if padded else ''} the attention weights differ from "
+            f"torch's by {(w - want_w).abs().max():.2e}: split the heads before the softmax, scale by "
+            "sqrt(d / num_heads), and give padded keys -inf before the softmax")
+        assert torch.allclose(out, want, atol=MHA_TOLERANCE), \
+            f"the weights match but the output differs by {(out - want).abs().max():.2e}: concatenate the heads, then out_proj"
+        checks += 1
+    return checks
+
+
+def encoder_layer(candidate) -> int:
+    """``candidate(x (B, T, d), layer)`` -> layer(x)[0] for a package :class:`EncoderLayer` in eval
+    mode, post-LN and pre-LN, computed from the layer's weights with tensor operations, to 1e-5."""
+    torch.manual_seed(0)
+    checks = 0
+    for norm_first in (False, True):
+        layer = EncoderLayer(16, 4, 32, dropout=0.0, norm_first=norm_first).eval()
+        with torch.no_grad():
+            for norm in (layer.norm1, layer.norm2):                  # non-trivial gamma and beta
+                norm.weight.uniform_(0.5, 1.5)
+                norm.bias.uniform_(-0.5, 0.5)
+        x = torch.randn(2, 5, 16) * 3 + 1
+        with torch.no_grad():
+            want = layer(x)[0]
+            got = candidate(x, layer)
+        assert isinstance(got, torch.Tensor) and got.shape == want.shape, \
+            f"return a tensor of shape {tuple(want.shape)}, got {getattr(got, 'shape', type(got))}"
+        name = "pre-LN (norm_first=True)" if norm_first else "post-LN (norm_first=False)"
+        assert torch.allclose(got, want, atol=1e-5), (
+            f"{name}: output differs from the package's by {(got - want).abs().max():.2e}; check where the "
+            "LayerNorm goes and that each sublayer's input is added back (the residual)")
+        checks += 1
+    return checks
