@@ -845,7 +845,7 @@ def what_each_model_sees(*, position: int = 2, matrices: bool = True) -> Figure:
     row(cx, low + 1.85, lambda k: k < position, "visible", "?", "op")
     _text(ax, cx, low + 1.42, "right-to-left LM", size=SMALL)
     row(cx, low + 1.12, lambda k: k > position, "visible_back", "?", "op")
-    _text(ax, cx, low + 0.6, f"each predicts “{word}” from one side;\nthe two are trained separately",
+    _text(ax, cx, low + 0.6, f"each predicts “{word}” from one side;\ntrained together, sharing the token\nlayer and the softmax",
           size=SMALL)
     cx = centres[1]
     row(cx, low + 1.5, lambda k: k < position, "visible", "?", "op")

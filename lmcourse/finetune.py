@@ -315,3 +315,40 @@ def task_accuracy(model: BertForTask, batches: list[dict]) -> float:
             total += keep.sum().item()
     model.train(was_training)
     return right / total
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring beyond accuracy
+# ---------------------------------------------------------------------------------------------
+def bio_entities(tags: list[str]) -> set[tuple[int, int, str]]:
+    """The entities of a BIO tag sequence as ``(first word, last word, type)``; an ``I-X`` that does
+    not continue an entity of type X starts one (the CoNLL convention)."""
+    check_type(tags, "tags", list)
+    spans, start, kind = set(), None, None
+    for i, t in enumerate(list(tags) + ["O"]):
+        continues = t.startswith("I-") and kind == t[2:]
+        if start is not None and not continues:
+            spans.add((start, i - 1, kind))
+            start, kind = None, None
+        if t.startswith("B-") or (t.startswith("I-") and not continues):
+            start, kind = i, t[2:]
+    return spans
+
+
+def entity_f1(gold: list[list[str]], predicted: list[list[str]]) -> float:
+    """Entity-level F1 over sentences: an entity counts only if its span and type are both right."""
+    check_nonempty(gold, "gold")
+    if len(gold) != len(predicted):
+        raise ValueError(f"gold has {len(gold)} sentences but predicted has {len(predicted)}")
+    tp = n_gold = n_pred = 0
+    for g, p in zip(gold, predicted):
+        eg, ep = bio_entities(list(g)), bio_entities(list(p))
+        tp, n_gold, n_pred = tp + len(eg & ep), n_gold + len(eg), n_pred + len(ep)
+    return 2 * tp / (n_gold + n_pred) if n_gold + n_pred else 1.0
+
+
+def span_error_kind(start: int, end: int, gold_start: int, gold_end: int) -> str:
+    """'exact', 'overlap' (a boundary error: shares a piece with the answer) or 'elsewhere'."""
+    if (start, end) == (gold_start, gold_end):
+        return "exact"
+    return "overlap" if start <= gold_end and gold_start <= end else "elsewhere"

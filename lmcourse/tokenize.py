@@ -28,6 +28,7 @@ def char_tokenize(text: str) -> list[str]:
 # WordPiece (Schuster and Nakajima 2012; Wu et al. 2016), as BERT uses it (Devlin et al. 2019)
 # ---------------------------------------------------------------------------------------------
 import heapq
+import math
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
@@ -319,20 +320,24 @@ def train_wordpiece(texts: list[str], vocab_size: int, min_frequency: int = 2,
     """Learn a WordPiece vocabulary from ``texts``.
 
     Start from single characters (a word-initial one plain, the others as ``##c``); repeatedly
-    merge the adjacent pair (a, b) with the highest score
+    merge the adjacent pair (a, b) with the highest score, until the vocabulary has ``vocab_size``
+    entries or no pair occurs ``min_frequency`` times:
 
-    $$ \\mathrm{score}(a, b) = \\frac{\\mathrm{count}(ab)}{\\mathrm{count}(a)\\,\\mathrm{count}(b)}, $$
+    - ``criterion='likelihood'``: the gain in the unigram log-likelihood of the corpus,
+      approximately $\\mathrm{count}(ab)\\log\\frac{N\\,\\mathrm{count}(ab)}{\\mathrm{count}(a)\\,\\mathrm{count}(b)}$
+      with $N$ the current number of pieces (Schuster and Nakajima's rule);
+    - ``criterion='pmi'``: the ratio $\\mathrm{count}(ab) / (\\mathrm{count}(a)\\,\\mathrm{count}(b))$, the
+      pointwise mutual information up to a constant (how Hugging Face describes WordPiece); it
+      favours pairs of rare pieces that seldom occur apart;
+    - ``criterion='frequency'``: BPE's rule, the most frequent pair.
 
-    (``criterion='likelihood'``: the gain in unigram log-likelihood, which favours pairs of rare
-    pieces), or BPE's rule, the most frequent pair (``criterion='frequency'``), until the
-    vocabulary has ``vocab_size`` entries or no pair occurs ``min_frequency`` times. Ties go to the
-    alphabetically first pair, so training is deterministic.
+    Ties go to the alphabetically first pair, so training is deterministic.
     """
     check_nonempty(texts, "texts")
     check_int(vocab_size, "vocab_size", minimum=len(BERT_SPECIALS) + 1)
     check_int(min_frequency, "min_frequency", minimum=1)
-    if criterion not in ("likelihood", "frequency"):
-        raise ValueError(f"criterion must be 'likelihood' or 'frequency', got {criterion!r}")
+    if criterion not in ("likelihood", "pmi", "frequency"):
+        raise ValueError(f"criterion must be 'likelihood', 'pmi' or 'frequency', got {criterion!r}")
     word_freq = Counter(w for t in texts for w in bert_pre_tokenize(t, lowercase))
     if not word_freq:
         raise ValueError("texts must contain at least one word")
@@ -356,22 +361,35 @@ def train_wordpiece(texts: list[str], vocab_size: int, min_frequency: int = 2,
             tok_pairs.setdefault(p[0], set()).add(p)
             tok_pairs.setdefault(p[1], set()).add(p)
 
+    total = sum(tok_count.values())      # N, the number of pieces in the corpus
+
     def score(p):
         if criterion == "frequency":
             return float(pair_count[p])
-        return pair_count[p] / (tok_count[p[0]] * tok_count[p[1]])
+        if criterion == "pmi":
+            return pair_count[p] / (tok_count[p[0]] * tok_count[p[1]])
+        return pair_count[p] * math.log(total * pair_count[p] / (tok_count[p[0]] * tok_count[p[1]]))
 
     heap = [(-score(p), p) for p in pair_count]
     heapq.heapify(heap)
+    seen = set(vocab)
     while len(vocab) < vocab_size and heap:
         neg, pair = heapq.heappop(heap)
-        if pair_count.get(pair, 0) < min_frequency or -neg != score(pair):
+        if pair_count.get(pair, 0) < min_frequency:
+            continue
+        current = score(pair)
+        if -neg != current:
+            if criterion == "likelihood" and -neg > current:
+                heapq.heappush(heap, (-current, pair))   # N fell since the push: scores only fall, re-queue
             continue   # stale entry: its counts changed since it was pushed (a fresh one exists)
         a, b = pair
         new = a + b[2:]
+        if criterion == "likelihood" and new in seen:
+            continue   # a duplicate entry of a pair merged already
         vocab.append(new)
+        seen.add(new)
         touched = {pair}
-        if criterion == "likelihood":   # count(a), count(b) change: so do the scores of their pairs
+        if criterion != "frequency":   # count(a), count(b) change: so do the scores of their pairs
             touched |= tok_pairs.get(a, set()) | tok_pairs.get(b, set())
         for i in list(pair_words.pop(pair, ())):
             s, f = splits[i], freqs[i]
@@ -389,6 +407,7 @@ def train_wordpiece(texts: list[str], vocab_size: int, min_frequency: int = 2,
                     merged.append(s[j])
                     j += 1
             splits[i] = merged
+            total -= (len(s) - len(merged)) * f
             for t in merged:
                 tok_count[t] += f
             for p in zip(merged, merged[1:]):

@@ -121,6 +121,8 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("mean pooling", "平均池化", "Averaging a sentence's token vectors (padding excluded) into one sentence vector.", "09_bert"),
     ("label smoothing", "标签平滑", "Training against targets that give a little probability (0.1 in all, in the Transformer) to the wrong classes; BERT did not use it.", "09_bert"),
     ("whole word masking", "全词掩码", "Masking all WordPiece pieces of a word together rather than single pieces.", "09_bert"),
+    ("likelihood gain (WordPiece)", "似然增益", "How much merging a pair ab raises the training text's unigram log-likelihood, about count(ab)·log(N·count(ab)/(count(a)count(b))); the ratio inside the log alone is PMI.", "09_bert"),
+    ("entity-level F1", "实体级 F1", "A tagger's score over whole entities: a predicted entity counts only if its span and type both match; harsher than word accuracy.", "09_bert"),
     ("position embedding", "位置嵌入", "BERT's learnt table of one vector per position (512 rows), added to each token's vector; it is why BERT reads at most 512 tokens.", "09_bert"),
     ("sliding window", "滑动窗口", "Reading a text longer than the model's limit as overlapping windows and combining their predictions.", "09_bert"),
     ("multilingual BERT (mBERT)", "多语言BERT", "One BERT pretrained on the Wikipedias of 104 languages with a shared WordPiece vocabulary; fine-tuned in one language, it transfers to others zero-shot.", "09_bert"),

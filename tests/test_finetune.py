@@ -151,3 +151,38 @@ def test_exercise_checkers():
     with pytest.raises(AssertionError, match="biases and the pooler"):
         check("ch09-bert-parameters", lambda V, H, L, F, P, S: count_parameters(
             BertConfig(V, H, L, H // 64 if H % 64 == 0 else 4, F, P, S))["without_biases"])
+
+
+def _whole_word_reference(pieces):
+    groups, word = [], -1
+    for p in pieces:
+        if p in ("[CLS]", "[SEP]", "[PAD]"):
+            groups.append(-1)
+        else:
+            word += not p.startswith("##")
+            groups.append(word)
+    return groups
+
+
+def test_whole_word_groups_check():
+    assert check("ch09-whole-word-groups", _whole_word_reference).endswith("4 checks passed")
+    with pytest.raises(AssertionError, match="expected"):
+        check("ch09-whole-word-groups", lambda pieces: list(range(len(pieces))))
+
+
+def test_bio_entities_and_entity_f1():
+    from lmcourse.finetune import bio_entities, entity_f1
+    tags = ["B-PER", "I-PER", "O", "B-LOC", "I-LOC", "I-PER", "O"]
+    assert bio_entities(tags) == {(0, 1, "PER"), (3, 4, "LOC"), (5, 5, "PER")}
+    gold = [["B-PER", "I-PER", "O", "B-LOC"]]
+    assert entity_f1(gold, gold) == 1.0
+    assert entity_f1(gold, [["B-PER", "O", "O", "B-LOC"]]) == 0.5       # a cut name is a miss
+    with pytest.raises(ValueError, match="predicted"):
+        entity_f1(gold, [])
+
+
+def test_span_error_kind():
+    from lmcourse.finetune import span_error_kind
+    assert span_error_kind(3, 4, 3, 4) == "exact"
+    assert span_error_kind(3, 3, 3, 4) == "overlap"
+    assert span_error_kind(7, 8, 3, 4) == "elsewhere"

@@ -103,7 +103,7 @@ def test_bad_inputs(ours, tmp_path):
 
 def test_train_wordpiece_is_deterministic_and_covers_corpus(tmp_path):
     texts = ["the bankers were banking on the bank", "playing players play played"] * 5
-    for criterion in ("likelihood", "frequency"):
+    for criterion in ("likelihood", "pmi", "frequency"):
         tok = train_wordpiece(texts, vocab_size=40, criterion=criterion)
         again = train_wordpiece(texts, vocab_size=40, criterion=criterion)
         assert tok.itos == again.itos and len(tok) == 40
@@ -124,3 +124,34 @@ def test_train_wordpiece_bad_inputs():
         train_wordpiece(["abcdefghijklmnop"], 8)
     with pytest.raises(ValueError, match="texts must not be empty"):
         train_wordpiece([], 20)
+
+
+def _first_merge(texts, criterion):
+    """Brute force: the best first merge from character splits under each rule."""
+    import math
+    from collections import Counter
+
+    from lmcourse.tokenize import bert_pre_tokenize
+    words = Counter(w for t in texts for w in bert_pre_tokenize(t, True))
+    tok, pair = Counter(), Counter()
+    for w, f in words.items():
+        s = [w[0]] + ["##" + c for c in w[1:]]
+        for p in s:
+            tok[p] += f
+        for p in zip(s, s[1:]):
+            pair[p] += f
+    n = sum(tok.values())
+    score = {"frequency": lambda p: pair[p],
+             "pmi": lambda p: pair[p] / (tok[p[0]] * tok[p[1]]),
+             "likelihood": lambda p: pair[p] * math.log(n * pair[p] / (tok[p[0]] * tok[p[1]]))}[criterion]
+    a, b = max(sorted(pair), key=lambda p: (score(p), [-ord(c) for c in p[0] + p[1]]))
+    return a + b[2:]
+
+
+def test_train_wordpiece_first_merge_follows_each_rule():
+    texts = ["the theme of the thesis was the zebra quagga", "the quagga is extinct"] * 3
+    for criterion in ("likelihood", "pmi", "frequency"):
+        tok = train_wordpiece(texts, vocab_size=200, criterion=criterion)
+        chars = {p for p in tok.itos if len(p.removeprefix("##")) == 1 or p.startswith("[")}
+        first = next(p for p in tok.itos if p not in chars)
+        assert first == _first_merge(texts, criterion), criterion

@@ -1,7 +1,7 @@
 """Checks for chapter 9 (BERT)."""
 from lmcourse.bert import BertConfig, count_parameters
 
-__all__ = ["wordpiece_split", "bert_parameters"]
+__all__ = ["wordpiece_split", "bert_parameters", "whole_word_groups"]
 
 _VOCAB = {"un", "##aff", "##able", "play", "##ing", "##s", "p", "##l", "##a", "##y", "a", "##ff",
           "##b", "##le", "plays", "bank", "##er", "##ers"}
@@ -37,3 +37,18 @@ def bert_parameters(candidate) -> int:
         assert got == expected, (f"for V={c.vocab_size}, H={c.d_model}, L={c.num_layers}, "
                                  f"d_ff={c.d_ff} expected {expected:,}, got {got:,}{hint}")
     return len(configs)
+
+
+def whole_word_groups(candidate) -> int:
+    """``candidate(pieces) -> list of word numbers``: a ``##`` piece belongs to the word before it,
+    special tokens (``[CLS]``, ``[SEP]``, ``[PAD]``) to no word (-1); words are numbered from 0."""
+    cases = [(["play", "##ing"], [0, 0]),
+             (["[CLS]", "the", "una", "##ffa", "##ble", "bankers", "[SEP]"], [-1, 0, 1, 1, 1, 2, -1]),
+             (["[CLS]", "new", "york", "[SEP]", "city", "[SEP]", "[PAD]"], [-1, 0, 1, -1, 2, -1, -1]),
+             (["[CLS]", "[MASK]", "##s", "are", "fun"], [-1, 0, 0, 1, 2])]   # [MASK] stands for a piece
+    for pieces, expected in cases:
+        got = candidate(list(pieces))
+        assert list(got) == expected, (f"for {pieces} expected {expected}, got {got}"
+                                       + (" ([MASK] replaces a word piece, so it starts or continues a word)"
+                                          if "[MASK]" in pieces else ""))
+    return len(cases)
