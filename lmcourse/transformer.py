@@ -307,40 +307,33 @@ def beam_search(model: Seq2SeqTransformer, src: torch.Tensor, bos_id: int, eos_i
         raise ValueError(f"src must be one sentence, (S,) or (1, S), got {tuple(src.shape)}")
     was_training = model.training
     model.eval()
-    memory, src_mask, _ = model.encode(src)
-    beams = torch.full((1, 1), bos_id, dtype=torch.long, device=src.device)   # (k, t) live prefixes
-    logp = torch.zeros(1, device=src.device)                                  # (k,) their log-probs
-    finished: list[tuple[list[int], float]] = []
-
-    def score(total, length):
-        return total / length ** length_penalty
-
+    memory, src_mask, _ = model.encode(src)                        # (1, S, d_model), encoded once
+    beams = [([bos_id], 0.0)]                                      # live prefixes, total log-probs
+    finished = []
     for _ in range(max_len):
-        k = beams.size(0)
-        out = model.decode(beams, memory.expand(k, -1, -1), src_mask.expand(k, -1, -1, -1))[0]
-        cand = logp[:, None] + out[:, -1].log_softmax(-1)                     # (k, V) every extension
-        top, flat = cand.flatten().topk(min(beam_size, cand.numel()))         # best k extensions
-        rows, toks = flat // cand.size(1), flat % cand.size(1)
-        beams = torch.cat([beams[rows], toks[:, None]], dim=1)
-        logp = top
-        ended = toks == eos_id
-        for seq, lp in zip(beams[ended].tolist(), logp[ended].tolist()):
-            finished.append((seq, score(lp, len(seq) - 1)))
-        beams, logp = beams[~ended], logp[~ended]
-        # stop when no live prefix can beat the worst kept finished hypothesis (scores only fall)
-        if beams.size(0) == 0 or (len(finished) >= beam_size and length_penalty == 0.0 and
-                                  logp.max().item() <= sorted(s for _, s in finished)[-beam_size]):
+        k = len(beams)
+        prefixes = torch.tensor([seq for seq, _ in beams], device=src.device)          # (k, t)
+        logits = model.decode(prefixes, memory.expand(k, -1, -1), src_mask.expand(k, -1, -1, -1))[0]
+        log_probs = logits[:, -1].log_softmax(-1).tolist()                             # k x V
+        # every live prefix extended by every token; keep the beam_size most probable
+        candidates = [(seq + [token], total + lp) for (seq, total), row in zip(beams, log_probs)
+                      for token, lp in enumerate(row)]
+        candidates = sorted(candidates, key=lambda c: -c[1])[:beam_size]
+        finished += [c for c in candidates if c[0][-1] == eos_id]                     # ended with EOS
+        beams = [c for c in candidates if c[0][-1] != eos_id]                         # the rest go on
+        if not beams:
             break
-    finished += [(seq, score(lp, len(seq) - 1)) for seq, lp in zip(beams.tolist(), logp.tolist())]
     model.train(was_training)
-    return sorted(finished, key=lambda h: -h[1])[:beam_size]
+    scored = [(seq, total / (len(seq) - 1) ** length_penalty) for seq, total in finished + beams]
+    return sorted(scored, key=lambda h: -h[1])[:beam_size]
 
 
 def warmup_schedule(d_model: int, warmup_steps: int = 4000, total_steps: int | None = None,
-                    cooldown_steps: int = 0):
+                    cooldown_steps: int = 0, factor: float = 1.0):
     """The paper's learning rate as a multiplier of a base lr of 1 (step counts from 0):
 
-    lr(s) = d_model^-0.5 * min(s^-0.5, s * warmup_steps^-1.5) with s = step + 1:
+    lr(s) = factor * d_model^-0.5 * min(s^-0.5, s * warmup_steps^-1.5) with s = step + 1
+    (the paper: factor 1):
     a linear rise for ``warmup_steps`` steps, then decay as 1 / sqrt(s). With ``cooldown_steps``
     (and ``total_steps``), the last ``cooldown_steps`` steps are also scaled down linearly to 0,
     so that a short run ends with small steps instead of wandering at a still-large rate.
@@ -348,12 +341,13 @@ def warmup_schedule(d_model: int, warmup_steps: int = 4000, total_steps: int | N
     check_int(d_model, "d_model", minimum=1)
     check_int(warmup_steps, "warmup_steps", minimum=1)
     check_int(cooldown_steps, "cooldown_steps", minimum=0)
+    check_float(factor, "factor", minimum=0.0, strict_minimum=True)
     if cooldown_steps:
         check_int(total_steps, "total_steps", minimum=cooldown_steps)
 
     def multiplier(step: int) -> float:
         s = step + 1
-        rate = d_model ** -0.5 * min(s ** -0.5, s * warmup_steps ** -1.5)
+        rate = factor * d_model ** -0.5 * min(s ** -0.5, s * warmup_steps ** -1.5)
         if cooldown_steps:
             rate *= min(1.0, max(0.0, (total_steps - step) / cooldown_steps))
         return rate

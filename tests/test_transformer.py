@@ -211,3 +211,26 @@ def test_cooldown_scales_the_last_steps_to_zero():
         warmup_schedule(32, 100, total_steps=100, cooldown_steps=150)
     with pytest.raises(TypeError, match="total_steps"):
         warmup_schedule(32, 100, cooldown_steps=150)
+
+
+def test_beam_search_with_a_beam_as_wide_as_every_prefix_is_exhaustive():
+    model = _tiny_model(positional="learned")
+    src, bos, eos, max_len, V = torch.tensor([[4, 5, 6]]), 2, 3, 2, 9
+
+    def logprob(seq):
+        logits = model(src, torch.tensor([seq[:-1]]))
+        return logits.log_softmax(-1)[0, torch.arange(len(seq) - 1), torch.tensor(seq[1:])].sum().item()
+    # every hypothesis: one token that is EOS, or two tokens (the first not EOS)
+    every = [[bos, eos]] + [[bos, a, b] for a in range(V) if a != eos for b in range(V)]
+    best = sorted(every, key=logprob, reverse=True)[:5]
+    hyps = beam_search(model, src, bos, eos, beam_size=V * V, max_len=max_len)
+    assert [seq for seq, _ in hyps[:5]] == best
+    assert all(abs(score - logprob(seq)) < 1e-4 for seq, score in hyps[:5])
+
+
+def test_warmup_schedule_factor_scales_every_step():
+    plain, half = warmup_schedule(32, 50, total_steps=300, cooldown_steps=100), \
+        warmup_schedule(32, 50, total_steps=300, cooldown_steps=100, factor=0.5)
+    assert all(abs(half(s) - 0.5 * plain(s)) < 1e-15 for s in range(300))
+    with pytest.raises(ValueError, match="factor"):
+        warmup_schedule(32, 50, factor=0.0)
