@@ -6,9 +6,13 @@
    vector E score every passage position, the answer is the span i..j (j >= i) maximising S.h_i + E.h_j;
 4. token tagging (BIO): a label per word, predicted from the word's first word piece.
 
-Each task puts a small head on one encoder; :func:`freeze_lower_layers` leaves only the top of it
-trainable when the CPU budget is short.
+Each task puts a small head on one encoder. :func:`finetune_task` runs one fine-tuning: of every
+layer (BERT's way) or, partially, of the top k layers only (:func:`freeze_lower_layers`), the frozen
+bottom run once on every example (:func:`cache_frozen_states`), k = 0 being a probe. Scores:
+:func:`task_scores` (exact spans and error kinds for QA, entity-level F1 for tagging), against
+baselines that read no context (:func:`first_span_answer`, :func:`word_tag_baseline`).
 """
+import copy
 import random
 from dataclasses import dataclass
 
@@ -16,9 +20,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from lmcourse.attention import padding_mask
 from lmcourse.bert import BertModel
 from lmcourse.masking import IGNORE_INDEX
+from lmcourse.seed import set_seed
 from lmcourse.tokenize import Encoding, WordPieceTokenizer, pad_encodings
+from lmcourse.train import fit
 from lmcourse.validate import check_int, check_nonempty, check_type
 
 TASKS = ("pair", "single", "qa", "tagging")
@@ -29,6 +36,10 @@ _FIRST = ["anna", "omar", "li", "maria", "john", "fatima", "peter", "yuki", "car
 _LAST = ["smith", "chen", "garcia", "kim", "novak", "brown", "tanaka", "silva", "muller", "jones"]
 _CITIES = ["paris", "cairo", "tokyo", "sydney", "lima", "oslo", "berlin", "madrid", "toronto",
            "new york", "hong kong", "buenos aires", "cape town", "rome", "dublin", "seoul"]
+# Names and places that never occur in the lists above: a tagger that memorised those cannot know them.
+_NEW_FIRST = ["kofi", "ingrid", "mateo", "priya", "tomasz", "leila", "hiro", "zara"]
+_NEW_LAST = ["okafor", "lindqvist", "haddad", "novikov", "costa", "mwangi"]
+_NEW_CITIES = ["nairobi", "lisbon", "hanoi", "quito", "warsaw", "kyoto", "rio de janeiro", "san diego"]
 _JOBS = ["teacher", "doctor", "pilot", "farmer", "lawyer", "chef", "nurse", "painter", "baker", "judge"]
 
 
@@ -62,15 +73,40 @@ class BertForTask(nn.Module):
         nn.init.zeros_(self.head.bias)
         self.head.to(next(bert.parameters()).device)
 
-    def forward(self, input_ids, token_type_ids=None, attention_mask=None):
-        out = self.bert(input_ids, token_type_ids, attention_mask)
+    def frozen_layers(self) -> int:
+        """How many encoder layers, counted from the bottom, have no trainable parameter (0 if the
+        embeddings are trainable: then nothing below the head can be computed once and reused)."""
+        if any(p.requires_grad for p in self.bert.embeddings.parameters()):
+            return 0
+        n = 0
+        for layer in self.bert.layers:
+            if any(p.requires_grad for p in layer.parameters()):
+                break
+            n += 1
+        return n
+
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None, frozen_states=None):
+        """``frozen_states`` (B, T, C), from :func:`cache_frozen_states`: the output of the frozen
+        bottom layers, so that only the trainable top layers run (their result equals the full
+        forward pass in eval mode)."""
+        if frozen_states is None:
+            out = self.bert(input_ids, token_type_ids, attention_mask)
+            hidden, pooled = out.last_hidden_state, out.pooler_output
+        else:
+            hidden = frozen_states
+            mask = None if attention_mask is None or bool(attention_mask.all()) else padding_mask(attention_mask)
+            for layer in self.bert.layers[self.frozen_layers():]:
+                hidden, _ = layer(hidden, mask)                             # (B, T, C)
+            if attention_mask is not None:
+                hidden = hidden * attention_mask[..., None]                 # zeros at padding, as BertModel
+            pooled = torch.tanh(self.bert.pooler(hidden[:, 0]))             # (B, C)
         if self.task in ("pair", "single"):
             if self.pooling == "cls":
-                return self.head(self.dropout(out.pooler_output))           # (B, C) -> (B, labels)
+                return self.head(self.dropout(pooled))                      # (B, C) -> (B, labels)
             m = (torch.ones_like(input_ids) if attention_mask is None else attention_mask)[..., None].float()
-            mean = (out.last_hidden_state * m).sum(1) / m.sum(1)            # (B, T, C) -> (B, C)
+            mean = (hidden * m).sum(1) / m.sum(1)                           # (B, T, C) -> (B, C)
             return self.head(self.dropout(mean))                            # (B, C) -> (B, labels)
-        logits = self.head(self.dropout(out.last_hidden_state))             # (B, T, C) -> (B, T, k)
+        logits = self.head(self.dropout(hidden))                            # (B, T, C) -> (B, T, k)
         if self.task == "qa":
             start, end = logits.unbind(-1)                                  # (B, T) each: S.h_t, E.h_t
             return start, end
@@ -89,6 +125,34 @@ def freeze_lower_layers(model: BertForTask, num_trainable_layers: int) -> int:
         for p in layer.parameters():
             p.requires_grad_(i >= L - num_trainable_layers)
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+@torch.no_grad()
+def cache_frozen_states(encoder: BertModel, batches: list[dict], num_frozen: int, start: int = 0) -> list[dict]:
+    """Copies of ``batches`` with ``frozen_states`` (B, T, C): the embeddings and the bottom
+    ``num_frozen`` layers of ``encoder`` run once, in eval mode (no dropout), zeros at padding.
+    A :class:`BertForTask` whose bottom ``num_frozen`` layers are frozen then runs only its top on
+    them; with every layer frozen, the head alone learns on fixed vectors (a probe). With
+    ``start > 0`` the batches already hold the states after ``start`` layers and only the layers
+    from there up to ``num_frozen`` run."""
+    check_type(encoder, "encoder", BertModel)
+    check_nonempty(batches, "batches")
+    check_int(num_frozen, "num_frozen", minimum=0, maximum=encoder.config.num_layers)
+    check_int(start, "start", minimum=0, maximum=num_frozen)
+    if start and not all("frozen_states" in b for b in batches):
+        raise ValueError("start > 0 needs batches that carry frozen_states")
+    was_training = encoder.training
+    encoder.eval()
+    out = []
+    for b in batches:
+        am = b["attention_mask"]
+        h = b["frozen_states"] if start else encoder.embeddings(b["input_ids"], b["token_type_ids"])  # (B, T, C)
+        mask = None if bool(am.all()) else padding_mask(am)
+        for layer in encoder.layers[start:num_frozen]:
+            h, _ = layer(h, mask)
+        out.append({**b, "frozen_states": h * am[..., None]})             # (B, T, C)
+    encoder.train(was_training)
+    return out
 
 
 def best_span(start_logits: torch.Tensor, end_logits: torch.Tensor, allowed: torch.Tensor,
@@ -180,10 +244,12 @@ def qa_examples(n: int, seed: int = 0) -> list[QAExample]:
     return out
 
 
-def tagging_examples(n: int, seed: int = 0) -> list[tuple[list[str], list[str]]]:
-    """Sentences as words with BIO tags for people (PER) and places (LOC)."""
+def tagging_examples(n: int, seed: int = 0, new_names: bool = False) -> list[tuple[list[str], list[str]]]:
+    """Sentences as words with BIO tags for people (PER) and places (LOC); with ``new_names`` the
+    people and places come from lists disjoint from the default ones (a test of generalisation)."""
     check_int(n, "n", minimum=1)
     rng = random.Random(seed)
+    first, last, cities = (_NEW_FIRST, _NEW_LAST, _NEW_CITIES) if new_names else (_FIRST, _LAST, _CITIES)
     templates = ["{p} flew from {c} to {c2} .", "yesterday {p} met {p2} in {c} .",
                  "{p} said the weather in {c} was cold .", "in {c} , {p} opened a small shop .",
                  "the train to {c} was late , {p} said ."]
@@ -192,11 +258,11 @@ def tagging_examples(n: int, seed: int = 0) -> list[tuple[list[str], list[str]]]
         words, tags = [], []
         for part in rng.choice(templates).split():
             if part in ("{p}", "{p2}"):
-                name = (_person(rng) if rng.random() < 0.6 else rng.choice(_FIRST)).split()
+                name = [rng.choice(first), rng.choice(last)] if rng.random() < 0.6 else [rng.choice(first)]
                 words += name
                 tags += ["B-PER"] + ["I-PER"] * (len(name) - 1)
             elif part in ("{c}", "{c2}"):
-                city = rng.choice(_CITIES).split()
+                city = rng.choice(cities).split()
                 words += city
                 tags += ["B-LOC"] + ["I-LOC"] * (len(city) - 1)
             else:
@@ -282,7 +348,7 @@ def task_batches(tokenizer: WordPieceTokenizer, task: str, examples: list, batch
 
 def task_loss(model: BertForTask, batch: dict) -> torch.Tensor:
     """The fine-tuning loss: cross-entropy on labels; for QA the mean of start and end losses."""
-    out = model(batch["input_ids"], batch["token_type_ids"], batch["attention_mask"])
+    out = model(batch["input_ids"], batch["token_type_ids"], batch["attention_mask"], batch.get("frozen_states"))
     if model.task in ("pair", "single"):
         return F.cross_entropy(out, batch["label"])
     if model.task == "qa":
@@ -301,7 +367,7 @@ def task_accuracy(model: BertForTask, batches: list[dict]) -> float:
     model.eval()
     right = total = 0
     for b in batches:
-        out = model(b["input_ids"], b["token_type_ids"], b["attention_mask"])
+        out = model(b["input_ids"], b["token_type_ids"], b["attention_mask"], b.get("frozen_states"))
         if model.task in ("pair", "single"):
             right += (out.argmax(-1) == b["label"]).sum().item()
             total += len(b["label"])
@@ -352,3 +418,81 @@ def span_error_kind(start: int, end: int, gold_start: int, gold_end: int) -> str
     if (start, end) == (gold_start, gold_end):
         return "exact"
     return "overlap" if start <= gold_end and gold_start <= end else "elsewhere"
+
+
+# ---------------------------------------------------------------------------------------------
+# One fine-tuning run
+# ---------------------------------------------------------------------------------------------
+def finetune_task(encoder: BertModel, task: str, train_batches: list[dict], test_batches: list[dict],
+                  trainable_layers: int | None, epochs: int, lr: float, seed: int) -> BertForTask:
+    """The model, in eval mode, after fine-tuning a copy of ``encoder`` with a new head for
+    ``task`` for ``epochs`` passes over ``train_batches`` (a new order each epoch, from ``seed``).
+    ``trainable_layers=None`` trains everything (BERT's full fine-tuning); ``k`` trains only the top
+    k layers, the pooler and the head, and then the batches must carry the ``frozen_states`` of the
+    other layers (:func:`cache_frozen_states`); ``0`` is a probe. ``encoder`` is left untouched."""
+    check_type(encoder, "encoder", BertModel)
+    check_nonempty(train_batches, "train_batches")
+    check_int(epochs, "epochs", minimum=1)
+    if trainable_layers is not None and not all("frozen_states" in b for b in train_batches + test_batches):
+        raise ValueError("with trainable_layers set, every batch needs frozen_states (cache_frozen_states)")
+    set_seed(seed, num_threads=torch.get_num_threads())
+    model = BertForTask(copy.deepcopy(encoder), task, num_labels=len(TAGS) if task == "tagging" else 2)
+    if trainable_layers is not None:
+        freeze_lower_layers(model, trainable_layers)
+    rng = random.Random(seed)
+    fit(model, task_loss, lambda epoch: rng.sample(train_batches, len(train_batches)), num_epochs=epochs,
+        lr=lr, seed=None, progress=False)
+    return model.eval()
+
+
+@torch.no_grad()
+def task_scores(model: BertForTask, batch: dict) -> dict[str, float]:
+    """Scores on one batch: ``accuracy`` (pair, single); ``exact`` share and the ``overlap`` and
+    ``elsewhere`` counts of :func:`span_error_kind` (qa); ``word accuracy`` and ``entity F1`` (tagging)."""
+    check_type(model, "model", BertForTask)
+    was_training = model.training
+    model.eval()
+    out = model(batch["input_ids"], batch["token_type_ids"], batch["attention_mask"], batch.get("frozen_states"))
+    model.train(was_training)
+    if model.task in ("pair", "single"):
+        return {"accuracy": (out.argmax(-1) == batch["label"]).float().mean().item()}
+    if model.task == "qa":
+        s, e = best_span(*out, batch["context"])
+        kinds = [span_error_kind(*x) for x in zip(s.tolist(), e.tolist(), batch["start"].tolist(), batch["end"].tolist())]
+        return {"exact": kinds.count("exact") / len(kinds), "overlap": kinds.count("overlap"),
+                "elsewhere": kinds.count("elsewhere")}
+    keep = batch["labels"] != IGNORE_INDEX                                   # first piece of each word
+    pred = out.argmax(-1)
+    gold_tags = [[TAGS[t] for t in row[k].tolist()] for row, k in zip(batch["labels"], keep)]
+    pred_tags = [[TAGS[t] for t in row[k].tolist()] for row, k in zip(pred, keep)]
+    return {"word accuracy": (pred[keep] == batch["labels"][keep]).float().mean().item(),
+            "entity F1": entity_f1(gold_tags, pred_tags)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Baselines that read no context
+# ---------------------------------------------------------------------------------------------
+def first_span_answer(example: QAExample) -> tuple[int, int]:
+    """The trivial QA baseline: the span of the asked-for kind (city, job or name) in the passage's
+    *first* sentence, whoever the question is about; word positions ``(start, end)``."""
+    check_type(example, "example", QAExample)
+    w = example.words
+    end = w.index(".")                                   # the first sentence is w[0:end + 1]
+    if example.question.startswith("where"):
+        return 4, w.index("and") - 1                     # "<first> <last> lives in <city ...> and"
+    if example.question.startswith("what"):
+        return end - 1, end - 1                          # "... works as a <job> ."
+    return 0, 1                                          # "<first> <last> lives in ..."
+
+
+def word_tag_baseline(train: list[tuple[list[str], list[str]]], words: list[list[str]]) -> list[list[str]]:
+    """The tagging baseline: each word gets the tag it had most often in ``train`` (ties: the tag seen
+    first), ``O`` if it never occurred there."""
+    check_nonempty(train, "train")
+    counts: dict[str, dict[str, int]] = {}
+    for ws, ts in train:
+        for w, t in zip(ws, ts):
+            counts.setdefault(w, {}).setdefault(t, 0)
+            counts[w][t] += 1
+    best = {w: max(c, key=c.get) for w, c in counts.items()}
+    return [[best.get(w, "O") for w in ws] for ws in words]

@@ -1,7 +1,7 @@
 """Checks for chapter 9 (BERT)."""
 from lmcourse.bert import BertConfig, count_parameters
 
-__all__ = ["wordpiece_split", "bert_parameters", "whole_word_groups"]
+__all__ = ["wordpiece_split", "bert_parameters", "whole_word_groups", "sop_pairs"]
 
 _VOCAB = {"un", "##aff", "##able", "play", "##ing", "##s", "p", "##l", "##a", "##y", "a", "##ff",
           "##b", "##le", "plays", "bank", "##er", "##ers"}
@@ -52,3 +52,25 @@ def whole_word_groups(candidate) -> int:
                                        + (" ([MASK] replaces a word piece, so it starts or continues a word)"
                                           if "[MASK]" in pieces else ""))
     return len(cases)
+
+
+def sop_pairs(candidate) -> int:
+    """``candidate(sentences, seed) -> [(A, B, label)]``: one pair for every two consecutive sentences,
+    in document order; label 1 keeps their order (A is the earlier one), label 0 swaps them; each
+    order with probability 1/2, drawn from ``seed``."""
+    doc = [f"sentence {i} ." for i in range(201)]
+    for sentences in (doc[:3], doc):
+        got = list(candidate(list(sentences), 0))
+        assert len(got) == len(sentences) - 1, (f"{len(sentences)} sentences have {len(sentences) - 1} "
+                                                f"consecutive pairs, got {len(got)} pairs")
+        for i, (a, b, label) in enumerate(got):
+            first, second = sentences[i], sentences[i + 1]
+            expected = (first, second) if label == 1 else (second, first)
+            assert label in (0, 1) and (a, b) == expected, (
+                f"pair {i} should be ({first!r}, {second!r}) with label 1 or ({second!r}, {first!r}) with "
+                f"label 0, got ({a!r}, {b!r}, {label!r})")
+    swapped = sum(label == 0 for *_, label in candidate(list(doc), 0)) / (len(doc) - 1)
+    assert 0.35 < swapped < 0.65, f"about half of the pairs should be swapped, got a share of {swapped:.2f}"
+    assert list(candidate(list(doc), 1)) == list(candidate(list(doc), 1)), "the same seed must give the same pairs"
+    assert list(candidate(["one sentence ."], 0)) == [], "a one-sentence document has no pairs"
+    return 4
