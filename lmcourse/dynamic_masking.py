@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from lmcourse.data import random_windows
 from lmcourse.electra import TinyEncoder
 from lmcourse.masking import IGNORE_INDEX, MaskedBatch, mask_tokens
 from lmcourse.seed import DEFAULT_DEVICE
@@ -66,6 +67,17 @@ def distinct_masks(chosen: torch.Tensor) -> int:
     if chosen.dtype != torch.bool or chosen.dim() != 2:
         raise ValueError(f"chosen must be a bool tensor (num_epochs, time), got {chosen.dtype} {tuple(chosen.shape)}")
     return len({tuple(row.tolist()) for row in chosen})
+
+
+def mlm_batches(stream, num_batches: int, batch_size: int, seq_len: int, mask_id: int, vocab_size: int,
+                special_ids: tuple[int, ...] = (), mask_prob: float = 0.15,
+                generator: torch.Generator | None = None) -> list[MaskedBatch]:
+    """``num_batches`` random windows (batch_size, seq_len) of ``stream``, each freshly masked:
+    dynamic masking, the masked-LM counterpart of :func:`lmcourse.electra.rtd_batches`."""
+    check_int(num_batches, "num_batches", minimum=1)
+    return [mask_tokens(random_windows(stream, batch_size, seq_len, generator)[0], mask_id, vocab_size,
+                        special_ids, mask_prob, generator=generator)
+            for _ in range(num_batches)]
 
 
 class TinyMLM(TinyEncoder):

@@ -140,6 +140,7 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("content stream and query stream", "内容流 / 查询流", "XLNet: the content stream sees its own token and the tokens before it in the factorisation order; the query stream sees its own position and those earlier tokens, but never its own token.", "10_after_bert"),
     ("ELECTRA", "ELECTRA", "Clark et al. (2020): a discriminator pretrained to spot tokens replaced by a small generator.", "10_after_bert"),
     ("generator and discriminator", "生成器 / 判别器", "ELECTRA's pair: a small masked LM proposes replacements, the discriminator spots which tokens were replaced.", "10_after_bert"),
+    ("probe", "探针", "A simple classifier, often a logistic regression, fitted on a frozen model's vectors to measure what they encode without fine-tuning the model.", "10_after_bert"),
     ("replaced-token detection", "替换词检测", "Binary classification of every token: original or replaced; every position gives a signal.", "10_after_bert"),
     ("sequence-to-sequence pretraining", "序列到序列预训练", "Pretraining an encoder-decoder to restore corrupted text (MASS, BART, T5).", "10_after_bert"),
     ("span corruption", "片段遮盖", "T5's objective: drop spans (15% of tokens, mean length 3), replace each by a sentinel, predict them.", "10_after_bert"),

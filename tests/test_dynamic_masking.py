@@ -63,3 +63,18 @@ def test_tiny_mlm_loss_counts_only_chosen_positions():
     assert torch.allclose(mlm_loss(model, batch), expected, atol=1e-6)
     with pytest.raises(TypeError, match="batch"):
         mlm_loss(model, (batch.input_ids, batch.labels))
+
+
+def test_mlm_batches_are_windows_of_the_stream_masked_afresh():
+    from lmcourse.dynamic_masking import mlm_batches
+    stream = torch.arange(3, 203)
+    batches = mlm_batches(stream, 3, batch_size=4, seq_len=8, mask_id=1, vocab_size=300,
+                          special_ids=(0, 1), generator=torch.Generator().manual_seed(0))
+    assert len(batches) == 3
+    for b in batches:
+        assert b.input_ids.shape == b.labels.shape == (4, 8)
+        original = torch.where(b.chosen, b.labels, b.input_ids)
+        assert (original.diff(dim=1) == 1).all()          # consecutive tokens of the stream
+    assert not torch.equal(batches[0].chosen, batches[1].chosen)
+    with pytest.raises(ValueError, match="num_batches"):
+        mlm_batches(stream, 0, 4, 8, 1, 300)
