@@ -429,14 +429,19 @@ def finetune_task(encoder: BertModel, task: str, train_batches: list[dict], test
     ``task`` for ``epochs`` passes over ``train_batches`` (a new order each epoch, from ``seed``).
     ``trainable_layers=None`` trains everything (BERT's full fine-tuning); ``k`` trains only the top
     k layers, the pooler and the head, and then the batches must carry the ``frozen_states`` of the
-    other layers (:func:`cache_frozen_states`); ``0`` is a probe. ``encoder`` is left untouched."""
+    other layers (:func:`cache_frozen_states`); ``0`` is a probe. ``encoder`` is left untouched: only
+    what trains is copied, the frozen embeddings and layers share its (never updated) weights."""
     check_type(encoder, "encoder", BertModel)
     check_nonempty(train_batches, "train_batches")
     check_int(epochs, "epochs", minimum=1)
     if trainable_layers is not None and not all("frozen_states" in b for b in train_batches + test_batches):
         raise ValueError("with trainable_layers set, every batch needs frozen_states (cache_frozen_states)")
     set_seed(seed, num_threads=torch.get_num_threads())
-    model = BertForTask(copy.deepcopy(encoder), task, num_labels=len(TAGS) if task == "tagging" else 2)
+    frozen = [] if trainable_layers is None else [
+        *encoder.embeddings.parameters(),
+        *(p for layer in encoder.layers[:encoder.config.num_layers - trainable_layers] for p in layer.parameters())]
+    shared = {id(p): nn.Parameter(p.detach(), requires_grad=False) for p in frozen}   # same storage, no copy
+    model = BertForTask(copy.deepcopy(encoder, shared), task, num_labels=len(TAGS) if task == "tagging" else 2)
     if trainable_layers is not None:
         freeze_lower_layers(model, trainable_layers)
     rng = random.Random(seed)

@@ -26,23 +26,21 @@ def window_starts(length: int, window: int, stride: int) -> list[int]:
 @torch.no_grad()
 def answer_in_windows(model, tokenizer: WordPieceTokenizer, question: str, passage: list[str],
                       window: int, stride: int, max_answer_len: int = 10) -> tuple[int, int, float]:
-    """The best answer span over all windows of the passage pieces ``passage``:
+    """The best answer span over all windows of the passage pieces ``passage`` (the windows go
+    through ``model`` as one batch):
     ``(first piece, last piece, score)`` with piece positions in ``passage`` and score
-    start_i + end_j. ``model(input_ids, token_type_ids, attention_mask) -> (start (1, T), end (1, T))``."""
+    start_i + end_j. ``model(input_ids, token_type_ids, attention_mask) -> (start (W, T), end (W, T))`` for W windows."""
     check_type(tokenizer, "tokenizer", WordPieceTokenizer)
     check_nonempty(passage, "passage")
     q = tokenizer.tokenize(question)
-    best = (0, 0, float("-inf"))
-    for w0 in window_starts(len(passage), window, stride):
-        pieces = passage[w0:w0 + window]
-        enc = tokenizer.encode_pieces(q, pieces)
-        ids = torch.tensor([enc.input_ids])
-        offset = len(q) + 2                                          # [CLS] question [SEP]
-        allowed = torch.zeros_like(ids, dtype=torch.bool)
-        allowed[0, offset:offset + len(pieces)] = True
-        start, end = model(ids, torch.tensor([enc.token_type_ids]), torch.ones_like(ids))
-        i, j = best_span(start, end, allowed, max_answer_len)
-        score = (start[0, i] + end[0, j]).item()
-        if score > best[2]:
-            best = (w0 + i.item() - offset, w0 + j.item() - offset, score)
-    return best
+    starts = window_starts(len(passage), window, stride)
+    encs = [tokenizer.encode_pieces(q, passage[w0:w0 + window]) for w0 in starts]   # all of one length
+    ids = torch.tensor([e.input_ids for e in encs])                              # (W, T): one batch
+    offset = len(q) + 2                                                          # [CLS] question [SEP]
+    allowed = torch.zeros_like(ids, dtype=torch.bool)
+    allowed[:, offset:offset + min(window, len(passage))] = True
+    start, end = model(ids, torch.tensor([e.token_type_ids for e in encs]), torch.ones_like(ids))   # (W, T) each
+    i, j = best_span(start, end, allowed, max_answer_len)                        # (W,), (W,)
+    scores = start.gather(1, i[:, None])[:, 0] + end.gather(1, j[:, None])[:, 0]  # (W,)
+    w = int(scores.argmax())                                                     # the first best window
+    return starts[w] + i[w].item() - offset, starts[w] + j[w].item() - offset, scores[w].item()

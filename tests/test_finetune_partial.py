@@ -73,6 +73,9 @@ def test_finetune_task_trains_a_copy_and_needs_cached_states(tok):
     top = finetune_task(bert, "tagging", cache_frozen_states(bert, train, 2), cache_frozen_states(bert, test, 2),
                         1, 2, 1e-2, seed=0)
     assert top.frozen_layers() == 2
+    for mine, theirs in zip(top.bert.parameters(), bert.parameters()):     # only what trains is copied
+        assert (mine.data_ptr() == theirs.data_ptr()) == (not mine.requires_grad) and theirs.requires_grad
+    assert all(torch.equal(a, b) for a, b in zip(before, bert.parameters()))
     scores = task_scores(top, cache_frozen_states(bert, test, 2)[0])
     assert set(scores) == {"word accuracy", "entity F1"} and 0 <= scores["entity F1"] <= 1
 
