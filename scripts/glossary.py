@@ -124,6 +124,8 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("likelihood gain (WordPiece)", "似然增益", "How much merging a pair ab raises the training text's unigram log-likelihood, about count(ab)·log(N·count(ab)/(count(a)count(b))); the ratio inside the log alone is PMI.", "09_bert"),
     ("entity-level F1", "实体级 F1", "A tagger's score over whole entities: a predicted entity counts only if its span and type both match; harsher than word accuracy.", "09_bert"),
     ("position embedding", "位置嵌入", "BERT's learnt table of one vector per position (512 rows), added to each token's vector; it is why BERT reads at most 512 tokens.", "09_bert"),
+    ("probe", "探针", "A simple classifier, often a logistic regression, fitted on a frozen model's vectors to measure what they encode without fine-tuning the model.", "09_bert"),
+    ("partial fine-tuning", "部分微调", "Training only the top layers and the new head while the lower pretrained layers stay frozen; a probe is the extreme case.", "09_bert"),
     ("sliding window", "滑动窗口", "Reading a text longer than the model's limit as overlapping windows and combining their predictions.", "09_bert"),
     ("multilingual BERT (mBERT)", "多语言BERT", "One BERT pretrained on the Wikipedias of 104 languages with a shared WordPiece vocabulary; fine-tuned in one language, it transfers to others zero-shot.", "09_bert"),
     # 10 After BERT
@@ -140,7 +142,6 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("content stream and query stream", "内容流 / 查询流", "XLNet: the content stream sees its own token and the tokens before it in the factorisation order; the query stream sees its own position and those earlier tokens, but never its own token.", "10_after_bert"),
     ("ELECTRA", "ELECTRA", "Clark et al. (2020): a discriminator pretrained to spot tokens replaced by a small generator.", "10_after_bert"),
     ("generator and discriminator", "生成器 / 判别器", "ELECTRA's pair: a small masked LM proposes replacements, the discriminator spots which tokens were replaced.", "10_after_bert"),
-    ("probe", "探针", "A simple classifier, often a logistic regression, fitted on a frozen model's vectors to measure what they encode without fine-tuning the model.", "10_after_bert"),
     ("replaced-token detection", "替换词检测", "Binary classification of every token: original or replaced; every position gives a signal.", "10_after_bert"),
     ("sequence-to-sequence pretraining", "序列到序列预训练", "Pretraining an encoder-decoder to restore corrupted text (MASS, BART, T5).", "10_after_bert"),
     ("span corruption", "片段遮盖", "T5's objective: drop spans (15% of tokens, mean length 3), replace each by a sentinel, predict them.", "10_after_bert"),
