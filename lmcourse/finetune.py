@@ -175,8 +175,8 @@ def best_span(start_logits: torch.Tensor, end_logits: torch.Tensor, allowed: tor
 # ---------------------------------------------------------------------------------------------
 # Small datasets built by the course (templated, seeded)
 # ---------------------------------------------------------------------------------------------
-def _person(rng):
-    return f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
+def _person(rng, first=_FIRST, last=_LAST):
+    return f"{rng.choice(first)} {rng.choice(last)}"
 
 
 def pair_examples(n: int, seed: int = 0) -> list[tuple[str, str, int]]:
@@ -258,7 +258,7 @@ def tagging_examples(n: int, seed: int = 0, new_names: bool = False) -> list[tup
         words, tags = [], []
         for part in rng.choice(templates).split():
             if part in ("{p}", "{p2}"):
-                name = [rng.choice(first), rng.choice(last)] if rng.random() < 0.6 else [rng.choice(first)]
+                name = (_person(rng, first, last) if rng.random() < 0.6 else rng.choice(first)).split()
                 words += name
                 tags += ["B-PER"] + ["I-PER"] * (len(name) - 1)
             elif part in ("{c}", "{c2}"):
