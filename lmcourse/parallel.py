@@ -12,6 +12,7 @@ the runs go one after another, with the same results.
 """
 import multiprocessing
 import os
+import pickle
 import sys
 from collections.abc import Callable, Iterable
 
@@ -37,9 +38,11 @@ def _start_worker() -> None:
     os.environ[PROGRESS_ENV] = "0"           # only the parent draws a progress bar
 
 
-def _run(index: int):
+def _run(index: int) -> bytes:
+    """Item ``index``'s result, pickled by value here: tensors travel as bytes, not as shared-memory
+    handles (a container's small /dev/shm or a low limit on open files would stop those)."""
     fn, items = _job
-    return fn(items[index])
+    return pickle.dumps(fn(items[index]))
 
 
 def parallel_map(fn: Callable, items: Iterable, *, processes: int | None = None,
@@ -76,7 +79,7 @@ def parallel_map(fn: Callable, items: Iterable, *, processes: int | None = None,
             with multiprocessing.get_context("fork").Pool(workers, initializer=_start_worker) as pool:
                 results = []
                 for result in pool.imap(_run, range(len(items))):
-                    results.append(result)
+                    results.append(pickle.loads(result))
                     if bar is not None:
                         bar.update(1)
         finally:

@@ -36,6 +36,7 @@ def test_order_lambdas_and_models_come_back():
     models = parallel_map(lambda seed: torch.manual_seed(seed) and nn.Linear(2, 2), [0, 1],
                           processes=2, progress=False)
     assert torch.equal(models[0].weight, torch.manual_seed(0) and nn.Linear(2, 2).weight)
+    assert not models[0].weight.is_shared()             # copied back by value, not via /dev/shm
 
 
 def test_workers_are_separate_processes_on_one_thread():
