@@ -1,15 +1,16 @@
 """word2vec: the course's skip-gram with negative sampling vs gensim's Word2Vec (C code).
 
 Both train on the same tokens of the news corpus with chapter 3's settings (50 dimensions, window
-5, 5 negatives, subsampling 1e-3, words seen at least 3 times, 30 epochs) on 2 threads (gensim:
-2 workers). Each side builds its vocabulary and trains five times (seeds 0 to 4), interleaved; the
-figure is the ratio of the best words/s, and the check compares the mean WordSim-353 Spearman
-correlation of the five runs (one seed alone moves gensim's by about 0.05 on a corpus this small).
+5, 5 negatives, subsampling 1e-3, words seen at least 3 times, 30 epochs); gensim on 2 worker
+threads, the course on one (``train_word2vec`` seeds and pins one thread: its small tensor
+operations run slower on two, 8.0 s against 5.1 s for 10 epochs on the 2-core AMD machine). Each
+side builds its vocabulary and trains five times (seeds 0 to 4), interleaved; the figure is the
+ratio of the best words/s, and the check compares the mean WordSim-353 Spearman correlation of the
+five runs (one seed alone moves gensim's by about 0.05 on a corpus this small).
 """
 import time
 
 import numpy as np
-import torch
 from gensim.models import Word2Vec as GensimWord2Vec
 
 from benchmarks.common import THREADS, Result, check, main, versions
@@ -47,7 +48,6 @@ def run(smoke: bool) -> Result:
     rho = {"lmcourse": [], "gensim": []}
     for seed in seeds:
         for name, train in (("lmcourse", ours), ("gensim", gensim)):
-            torch.set_num_threads(THREADS)   # our training sets it too; gensim's workers are its own
             start = time.perf_counter()
             vectors = train(seed)
             best[name] = min(best[name], time.perf_counter() - start)
