@@ -90,3 +90,31 @@ def test_encoder_layer_check_rejects_wrong_answers():
         check("ch07-encoder-layer", no_residual)
     with pytest.raises(AssertionError, match="shape"):
         check("ch07-encoder-layer", lambda x, layer: x[:, 0])
+
+
+def _beam(step, bos, eos, beam_size, max_len, stop_at_eos=True):
+    beams, finished = [([bos], 0.0)], []
+    for _ in range(max_len):
+        log_probs = step([seq for seq, _ in beams]).tolist()
+        candidates = sorted(((seq + [t], total + lp) for (seq, total), row in zip(beams, log_probs)
+                             for t, lp in enumerate(row)), key=lambda c: -c[1])[:beam_size]
+        if stop_at_eos:
+            finished += [c for c in candidates if c[0][-1] == eos]
+            candidates = [c for c in candidates if c[0][-1] != eos]
+        beams = candidates
+        if not beams:
+            break
+    return sorted(finished + beams, key=lambda h: -h[1])[:beam_size]
+
+
+def test_beam_search_check_accepts_a_beam_search():
+    assert check("ch07-beam-search", _beam) == "ch07-beam-search: all 5 checks passed"
+
+
+@pytest.mark.parametrize("wrong", [
+    lambda step, bos, eos, k, n: _beam(step, bos, eos, 1, n),                    # greedy, whatever the beam
+    lambda step, bos, eos, k, n: _beam(step, bos, eos, k, n, stop_at_eos=False),  # extends past EOS
+])
+def test_beam_search_check_rejects_greedy_and_runs_past_eos(wrong):
+    with pytest.raises(AssertionError):
+        check("ch07-beam-search", wrong)

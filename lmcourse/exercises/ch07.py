@@ -1,4 +1,5 @@
 """Checks for the exercises of chapter 7 (the Transformer)."""
+import itertools
 import math
 
 import torch
@@ -6,7 +7,7 @@ from torch import nn
 
 from lmcourse.transformer import EncoderLayer
 
-__all__ = ["sinusoidal_encoding", "multi_head_attention", "encoder_layer"]
+__all__ = ["sinusoidal_encoding", "multi_head_attention", "encoder_layer", "beam_search"]
 
 
 def sinusoidal_encoding(candidate) -> int:
@@ -84,5 +85,67 @@ def encoder_layer(candidate) -> int:
         assert torch.allclose(got, want, atol=1e-5), (
             f"{name}: output differs from the package's by {(got - want).abs().max():.2e}; check where the "
             "LayerNorm goes and that each sublayer's input is added back (the residual)")
+        checks += 1
+    return checks
+
+
+BOS, EOS = 0, 1
+
+
+def _bigram_model(table: torch.Tensor):
+    """A toy decoder: next-token log-probs (k, V) for k prefixes, from the last token of each;
+    BOS is never predicted."""
+    log_probs = table.index_fill(1, torch.tensor([BOS]), float("-inf")).log_softmax(-1)
+    return lambda prefixes: log_probs[[prefix[-1] for prefix in prefixes]]
+
+
+def _all_hypotheses(step, max_len: int, vocab: int) -> list[tuple[list[int], float]]:
+    """Every sequence the search may return (ended by EOS, or max_len tokens long), with its total
+    log-probability: the exhaustive search that beam search approximates."""
+    out = []
+    for length in range(1, max_len + 1):
+        for tokens in itertools.product(range(1, vocab), repeat=length):
+            if EOS in tokens[:-1] or (length < max_len and tokens[-1] != EOS):
+                continue
+            seq = [BOS, *tokens]
+            out.append((seq, sum(step([seq[:i]])[0, seq[i]].item() for i in range(1, len(seq)))))
+    return out
+
+
+def beam_search(candidate) -> int:
+    """``candidate(step, bos, eos, beam_size, max_len)`` -> up to beam_size (ids from BOS on, total
+    log-probability), best first, where ``step(prefixes)`` gives (k, V) next-token log-probs for k
+    prefixes; a hypothesis ends at EOS or after max_len tokens. Checked on toy bigram decoders."""
+    checks = 0
+    # a garden path: "a" is likelier first (0.6), but after it nothing is likely; "b EOS" wins (0.36 > 0.24)
+    path = torch.tensor([[0.0, 1e-9, 0.6, 0.4],      # after BOS: a 0.6, b 0.4
+                         [0.0, 1.0, 1e-9, 1e-9],     # after EOS (never used)
+                         [0.0, 0.4, 0.3, 0.3],       # after a: EOS 0.4
+                         [0.0, 0.9, 0.05, 0.05]]).log()   # after b: EOS 0.9
+    step = _bigram_model(path)
+    greedy = candidate(step, BOS, EOS, 1, 3)
+    assert greedy and greedy[0][0] == [BOS, 2, EOS], \
+        f"with beam_size 1 the search is greedy and must return [0, 2, 1] (a, then EOS), got {greedy[:1]}"
+    checks += 1
+    best = candidate(step, BOS, EOS, 2, 3)
+    assert best[0][0] == [BOS, 3, EOS] and abs(best[0][1] - math.log(0.36)) < 1e-4, (
+        f"with beam_size 2 the search must keep 'b' alive and return [0, 3, 1] with log-probability "
+        f"log 0.36 = {math.log(0.36):.4f} first, got {best[0]}")
+    checks += 1
+    g = torch.Generator().manual_seed(3)
+    for trial in range(3):
+        vocab, max_len = 5, 3
+        step = _bigram_model(torch.randn(vocab, vocab, generator=g) * 2)
+        truth = sorted(_all_hypotheses(step, max_len, vocab), key=lambda h: -h[1])
+        got = candidate(step, BOS, EOS, 100, max_len)            # wider than every candidate: exact
+        assert [seq for seq, _ in got[:5]] == [seq for seq, _ in truth[:5]], (
+            f"with a beam wider than the number of hypotheses the search is exhaustive; the best five "
+            f"should be {[seq for seq, _ in truth[:5]]}, got {[seq for seq, _ in got[:5]]}")
+        assert all(abs(a[1] - b[1]) < 1e-4 for a, b in zip(got[:5], truth[:5])), \
+            "scores must be total log-probabilities (the sum over the tokens after BOS)"
+        narrow = candidate(step, BOS, EOS, 2, max_len)
+        assert len(narrow) <= 2 and narrow[0][1] <= truth[0][1] + 1e-6 and \
+            [h[1] for h in narrow] == sorted((h[1] for h in narrow), reverse=True), \
+            "return at most beam_size hypotheses, best first, none better than the exhaustive best"
         checks += 1
     return checks
