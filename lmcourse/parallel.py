@@ -66,24 +66,25 @@ def parallel_map(fn: Callable, items: Iterable, *, processes: int | None = None,
         from tqdm.auto import tqdm
         bar = tqdm(total=len(items), desc=desc)
     can_fork = sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods()
+    results = []
     if workers <= 1 or not can_fork or _in_worker:
-        results = []
-        for item in items:
-            results.append(fn(item))
-            if bar is not None:
-                bar.update(1)
+        _collect(map(fn, items), results, bar)
     else:
         global _job
         _job = (fn, items)
         try:
             with multiprocessing.get_context("fork").Pool(workers, initializer=_start_worker) as pool:
-                results = []
-                for result in pool.imap(_run, range(len(items))):
-                    results.append(pickle.loads(result))
-                    if bar is not None:
-                        bar.update(1)
+                _collect(map(pickle.loads, pool.imap(_run, range(len(items)))), results, bar)
         finally:
             _job = None
     if bar is not None:
         bar.close()
     return results
+
+
+def _collect(finished: Iterable, results: list, bar) -> None:
+    """Append each result as it arrives, moving the progress bar."""
+    for result in finished:
+        results.append(result)
+        if bar is not None:
+            bar.update(1)

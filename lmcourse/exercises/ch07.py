@@ -132,9 +132,8 @@ def beam_search(candidate) -> int:
         f"with beam_size 2 the search must keep 'b' alive and return [0, 3, 1] with log-probability "
         f"log 0.36 = {math.log(0.36):.4f} first, got {best[0]}")
     checks += 1
-    g = torch.Generator().manual_seed(3)
-    for trial in range(3):
-        vocab, max_len = 5, 3
+    g, vocab, max_len = torch.Generator().manual_seed(3), 5, 3
+    for _ in range(3):                                             # three random toy decoders
         step = _bigram_model(torch.randn(vocab, vocab, generator=g) * 2)
         truth = sorted(_all_hypotheses(step, max_len, vocab), key=lambda h: -h[1])
         got = candidate(step, BOS, EOS, 100, max_len)            # wider than every candidate: exact
