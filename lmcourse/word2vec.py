@@ -15,10 +15,18 @@ almost zero. Batches of examples are processed at once by :func:`sgd_step`, whic
 word2vec.c's update out instead of asking autograd for it; with word2vec.c's unigram table for the
 negatives this made training about 2.5 times as fast as the first version (the book's Performance
 page has the timings).
-"""
-import heapq
-from collections.abc import Sequence
 
+A second engine, ``train_word2vec(..., engine="compiled")``, runs word2vec.c's own loop instead: one
+(input, output) pair at a time, each update applied before the next pair is scored, in the plain
+Python function :func:`word2vec_c_epoch`, which numba compiles to machine code on first use.
+"""
+import functools
+import heapq
+import math
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -201,16 +209,164 @@ def window_examples(ids: torch.Tensor, sent: torch.Tensor, window: int, cbow: bo
     return centre[mask].unsqueeze(1), torch.ones(int(mask.sum()), 1, dtype=torch.bool), context[mask]
 
 
+#: the two training engines of :func:`train_word2vec`
+ENGINES = ("tensor", "compiled")
+# word2vec.c's sigmoid table: EXP_TABLE_SIZE values of sigma(x) for x in [-MAX_EXP, MAX_EXP)
+EXP_TABLE_SIZE, MAX_EXP = 1000, 6
+# word2vec.c's random numbers: a 64-bit linear congruential generator (wraps around mod 2^64)
+LCG_MUL, LCG_ADD = np.uint64(25214903917), np.uint64(11)
+_U16, _MASK16 = np.uint64(16), np.uint64(0xFFFF)
+#: with several workers, each trains a block of about this many words at a time (gensim's job size)
+BLOCK_WORDS = 10_000
+# the unigram table's size (noise_table's default), a constant when compiled: "% size" becomes a multiplication
+TABLE_SIZE = 10**6
+_TABLE_SIZE = np.uint64(TABLE_SIZE)
+# float32 constants, so that compiled and plain Python code both compute in float32 as word2vec.c does
+_ZERO, _ONE, _MAX_EXP = np.float32(0.0), np.float32(1.0), np.float32(MAX_EXP)
+_SLOTS = np.float32(EXP_TABLE_SIZE // MAX_EXP // 2)   # word2vec.c's integer 1000 / 6 / 2 = 83 slots per unit of x
+
+
+def sigmoid_tables() -> tuple[np.ndarray, np.ndarray]:
+    """word2vec.c's ``expTable`` (EXP_TABLE_SIZE,) float32: entry i = sigma(x_i), x_i = (2 i / 1000 - 1) 6,
+    and gensim's table of log sigma(x_i) (float64) for the loss.
+
+    Computed with the C library's ``exp`` and ``log`` one value at a time, not with a vectorised
+    version whose last bits may depend on the CPU.
+    """
+    x = [(2 * i / EXP_TABLE_SIZE - 1) * MAX_EXP for i in range(EXP_TABLE_SIZE)]
+    sigmoid = np.array([1.0 / (1.0 + math.exp(-v)) for v in x], dtype=np.float32)
+    return sigmoid, np.array([math.log(p) for p in sigmoid.tolist()])
+
+
+def word2vec_c_epoch(ids, starts, keep, table, sigmoid, log_sigmoid, W_in, W_out, sg, window, negative, lr,
+                     min_lr_fraction, words_before, total_words, next_random, batch_size, records):
+    """One epoch of word2vec.c's training loop, updating W_in and W_out (V, d) float32 in place.
+
+    ids (N,) int64: the corpus, sentence s being ids[starts[s]:starts[s + 1]] (starts (S + 1,));
+    keep (V,) float64 keep probabilities; table (TABLE_SIZE,) the unigram table; sigmoid, log_sigmoid (1000,)
+    from :func:`sigmoid_tables`. One example at a time, updated before the next is scored: skip-gram's
+    input is one context word and its output the centre word (as in word2vec.c); CBOW's input is the
+    mean h of the context vectors. The learning rate decays linearly with the words read
+    (``words_before`` of ``total_words`` before this epoch). Writes the mean loss of every
+    ``batch_size`` examples (the epoch's last maybe fewer) to ``records``; returns (next_random,
+    number of records written). Every float operation is float32 in a fixed order: no fastmath.
+    """
+    if table.size != TABLE_SIZE:
+        raise ValueError("table must have TABLE_SIZE slots")
+    d = W_in.shape[1]
+    h = np.empty(d, np.float32)                    # the input vector (CBOW: the mean of the context)
+    neu1e = np.empty(d, np.float32)                # word2vec.c's neu1e: the accumulated update of the input
+    targets = np.empty(negative + 1, np.int64)     # the output words of one example
+    sentence = np.empty(np.diff(starts).max(), np.int64)   # the current sentence after subsampling
+    window_u = np.uint64(window)
+    loss_sum, examples, n_records = 0.0, 0, 0
+    for s in range(starts.size - 1):
+        alpha = np.float32(lr * max(min_lr_fraction, 1.0 - (words_before + starts[s]) / total_words))
+        n = 0
+        for i in range(starts[s], starts[s + 1]):                  # subsample: keep with probability keep[w]
+            next_random = next_random * LCG_MUL + LCG_ADD
+            if keep[ids[i]] >= (next_random & _MASK16) / 65536.0:
+                sentence[n] = ids[i]
+                n += 1
+        for pos in range(n):
+            next_random = next_random * LCG_MUL + LCG_ADD
+            b = int(next_random % window_u)                        # the window shrinks to window - b
+            lo, hi = max(0, pos - window + b), min(n, pos + window - b + 1)
+            word = sentence[pos]
+            for e in range(hi - lo - 1 if sg else 1):              # skip-gram: an example per context word
+                first = lo + e + (lo + e >= pos) if sg else lo       # its input words: sentence[first:last],
+                last = first + 1 if sg else hi                       # leaving out the centre word
+                inputs = last - first - (first <= pos < last)
+                if inputs == 0:                                      # CBOW in a one-word sentence
+                    continue
+                h[:] = _ZERO                                         # h = the mean of the input vectors
+                for c in range(first, last):
+                    if c != pos:
+                        for k in range(d):
+                            h[k] += W_in[sentence[c], k]
+                if inputs > 1:
+                    for k in range(d):
+                        h[k] /= np.float32(inputs)
+                targets[0] = word                                  # the observed word, then the negatives,
+                for j in range(1, negative + 1):                   # all drawn first (word2vec.c's draws, in
+                    next_random = next_random * LCG_MUL + LCG_ADD  # its order, fetched from memory sooner)
+                    targets[j] = table[int((next_random >> _U16) % _TABLE_SIZE)]
+                neu1e[:] = _ZERO
+                loss = 0.0
+                for j in range(negative + 1):
+                    target = targets[j]
+                    if j > 0 and target == word:                   # a negative that is the observed word
+                        continue
+                    label = _ONE if j == 0 else _ZERO
+                    # the score f = u_target . h, as four interleaved partial sums (a fixed order)
+                    f0 = f1 = f2 = f3 = _ZERO
+                    for k in range(0, d - 3, 4):
+                        f0 += h[k] * W_out[target, k]
+                        f1 += h[k + 1] * W_out[target, k + 1]
+                        f2 += h[k + 2] * W_out[target, k + 2]
+                        f3 += h[k + 3] * W_out[target, k + 3]
+                    for k in range(d - d % 4, d):
+                        f0 += h[k] * W_out[target, k]
+                    f = (f0 + f1) + (f2 + f3)
+                    if f > _MAX_EXP:                               # sigma(f) from the table, 0 or 1 outside it
+                        p = _ONE
+                    elif f < -_MAX_EXP:
+                        p = _ZERO
+                    else:
+                        p = sigmoid[int((f + _MAX_EXP) * _SLOTS)]
+                    g = (label - p) * alpha                        # lr (y - sigma(f))
+                    for k in range(d):
+                        neu1e[k] += g * W_out[target, k]
+                        W_out[target, k] += g * h[k]
+                    x = f if j == 0 else -f                        # loss -log sigma(x), from the table too
+                    if abs(x) <= _MAX_EXP:
+                        loss -= log_sigmoid[int((x + _MAX_EXP) * _SLOTS)]
+                    elif x < _ZERO:                                # outside: -log sigma(x) is about -x, or 0
+                        loss -= float(x)
+                for c in range(first, last):                       # the whole neu1e to every input word
+                    if c != pos:
+                        for k in range(d):
+                            W_in[sentence[c], k] += neu1e[k]
+                loss_sum += loss
+                examples += 1
+                if examples == batch_size:
+                    records[n_records] = loss_sum / examples
+                    n_records += 1
+                    loss_sum, examples = 0.0, 0
+    if examples > 0:
+        records[n_records] = loss_sum / examples
+        n_records += 1
+    return next_random, n_records
+
+
+@functools.cache
+def _compiled_epoch():
+    """:func:`word2vec_c_epoch` compiled by numba on first use, and kept in numba's on-disk cache
+    (next to this file, or in the user's cache folder) so that later processes load it in a second."""
+    import numba
+    try:
+        return numba.njit(cache=True, nogil=True)(word2vec_c_epoch)
+    except RuntimeError:        # numba found no writable folder for its cache: compile in every process
+        return numba.njit(nogil=True)(word2vec_c_epoch)
+
+
 def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: bool = True,
                    dim: int = 100, window: int = 5, negative: int = 5, sample: float = 1e-3,
                    epochs: int = 5, lr: float | None = None, min_lr_fraction: float = 1e-4,
-                   batch_size: int = 1024, seed: int = 0,
+                   batch_size: int = 1024, seed: int = 0, engine: str = "tensor", workers: int = 1,
                    device: str | torch.device = DEFAULT_DEVICE) -> tuple[Word2Vec, History]:
     """Train skip-gram (``sg=True``) or CBOW with negative sampling on sentences of word ids.
 
     lr: the per-example SGD step of the original (default 0.025 for skip-gram, 0.05 for CBOW),
-    decayed linearly to ``min_lr_fraction * lr``; every example of a batch takes its own step
-    (:func:`sgd_step`). The history records each batch's mean loss.
+    decayed linearly to ``min_lr_fraction * lr``.
+    engine="tensor": every epoch's examples are shuffled and a batch of ``batch_size`` moves at once,
+    each example by its own step (:func:`sgd_step`); the history records each batch's mean loss.
+    engine="compiled": word2vec.c's loop (:func:`word2vec_c_epoch`, compiled by numba), one example
+    at a time in corpus order, each updated before the next is scored, on the CPU, reproducible bit
+    for bit from ``seed``; the history records the mean loss of every ``batch_size`` examples.
+    ``workers`` > 1 (compiled engine only) trains blocks of about 10,000 words side by side in
+    threads, each on its own copy of the tables, and adds up their updates after every block: as
+    reproducible (for the same ``workers``), but no longer word2vec.c's single sequence of updates.
     Returns the model (``model.vectors`` are the embeddings) and the training history.
     """
     check_nonempty(sentences, "sentences")
@@ -221,6 +377,11 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
     lr = (0.025 if sg else 0.05) if lr is None else lr
     check_float(lr, "lr", minimum=0.0, strict_minimum=True)
     check_float(min_lr_fraction, "min_lr_fraction", minimum=0.0, maximum=1.0)
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    check_int(workers, "workers", minimum=1)
+    if workers > 1 and engine != "compiled":
+        raise ValueError(f"workers > 1 needs engine='compiled', got engine={engine!r}")
     ids = torch.tensor([i for s in sentences for i in s], dtype=torch.long)           # (N,)
     if len(ids) < 2:
         raise ValueError("sentences must hold at least 2 words in total")
@@ -228,7 +389,11 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
     sent = torch.repeat_interleave(torch.arange(len(sentences)), torch.tensor([len(s) for s in sentences]))
     counts = torch.bincount(ids, minlength=vocab_size).clamp(min=1)
     keep = keep_probabilities(counts, sample)                                         # (V,)
-    table = noise_table(noise_distribution(counts))                                   # (10^6,)
+    table = noise_table(noise_distribution(counts), TABLE_SIZE)                       # (10^6,)
+    if engine == "compiled":
+        return _train_compiled(sentences, ids, keep, table, vocab_size, sg=sg, dim=dim, window=window,
+                               negative=negative, epochs=epochs, lr=lr, min_lr_fraction=min_lr_fraction,
+                               batch_size=batch_size, seed=seed, workers=workers, device=device)
     generator = torch.Generator().manual_seed(seed)
 
     # the number of steps is known only roughly in advance (subsampling is random): estimate it
@@ -258,6 +423,68 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
     if bar is not None:
         bar.close()
     return model, history
+
+
+def _train_compiled(sentences, ids: torch.Tensor, keep: torch.Tensor, table: torch.Tensor, vocab_size: int, *,
+                    sg: bool, dim: int, window: int, negative: int, epochs: int, lr: float,
+                    min_lr_fraction: float, batch_size: int, seed: int, workers: int,
+                    device: str | torch.device) -> tuple[Word2Vec, History]:
+    """``train_word2vec(engine="compiled")``: the same initial model, then :func:`word2vec_c_epoch` over
+    the corpus every epoch; with ``workers`` > 1, over blocks of sentences, ``workers`` blocks at a time."""
+    epoch_fn = _compiled_epoch()
+    set_seed(seed)
+    model = Word2Vec(vocab_size, dim)                           # on the CPU, initialised as the tensor engine's
+    W_in, W_out = model.in_embed.weight.detach().numpy(), model.out_embed.weight.detach().numpy()  # (V, d) views
+    corpus = ids.numpy()                                                             # (N,)
+    starts = np.cumsum([0] + [len(s) for s in sentences], dtype=np.int64)            # (S + 1,)
+    keep, (sigmoid, log_sigmoid) = keep.numpy(), sigmoid_tables()
+    # the same table, in the smallest integer type that holds the ids: it is read at random, so the
+    # less cache it takes the faster (10^6 int64 slots are 8 MB; as int16, 2 MB)
+    table = table.numpy().astype(np.int16 if vocab_size <= 2**15 else np.int32)
+    per_epoch = len(corpus) * (2 * window if sg else 1)          # at most this many examples an epoch
+    records = [np.empty(per_epoch // batch_size + 2, dtype=np.float64) for _ in range(workers)]
+    # word2vec.c seeds each thread's generator by its number; here by seed and number
+    next_random = [np.uint64(seed * workers + w) for w in range(workers)]
+    blocks = [(0, len(sentences))]                               # one worker: the whole corpus in one call
+    if workers > 1:                                              # sentences [a, b) of about BLOCK_WORDS words
+        cut = np.searchsorted(starts, np.arange(BLOCK_WORDS, len(corpus), BLOCK_WORDS))
+        edges = np.unique(np.concatenate([[0], cut, [len(sentences)]]))
+        blocks = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
+        pool = ThreadPoolExecutor(workers)
+        copies = [(W_in.copy(), W_out.copy()) for _ in range(workers)]
+    history = History()
+    epoch_range = range(epochs)
+    if progress_enabled():
+        from tqdm.auto import tqdm
+        epoch_range = tqdm(epoch_range, desc="word2vec (compiled)")
+
+    def train(w, block, tables):                                  # worker w trains its block on tables
+        a, b = block
+        next_random[w], n = epoch_fn(corpus, starts[a:b + 1], keep, table, sigmoid, log_sigmoid, *tables, sg,
+                                     window, negative, lr, min_lr_fraction, epoch * len(corpus),
+                                     epochs * len(corpus), np.uint64(next_random[w]), batch_size, records[w])
+        return records[w][:n].tolist()                            # numba hands next_random back as an int
+
+    for epoch in epoch_range:
+        if workers == 1:
+            history.train_loss.extend(train(0, blocks[0], (W_in, W_out)))
+            continue
+        for i in range(0, len(blocks), workers):                 # a round: one block per worker
+            for A_in, A_out in copies:                            # every worker starts from the same tables
+                np.copyto(A_in, W_in)
+                np.copyto(A_out, W_out)
+            round_copies = copies[:len(blocks[i:i + workers])]
+            for loss, (A_in, A_out) in zip(pool.map(train, range(workers), blocks[i:i + workers], copies),
+                                           round_copies):
+                history.train_loss.extend(loss)
+                A_in -= W_in                                      # what the worker changed
+                A_out -= W_out
+            for A_in, A_out in round_copies:                      # added up in worker order
+                W_in += A_in
+                W_out += A_out
+    if workers > 1:
+        pool.shutdown()
+    return model.to(device), history
 
 
 def huffman_tree(counts: torch.Tensor) -> tuple[list[list[int]], list[list[int]]]:

@@ -3,9 +3,10 @@ import pytest
 import torch
 from gensim.models import Word2Vec as GensimWord2Vec
 
+from lmcourse.seed import set_seed
 from lmcourse.word2vec import (Word2Vec, encode_corpus, hierarchical_softmax_log_probs, huffman_tree,
-                               keep_probabilities, noise_distribution, noise_table, sgd_step, train_word2vec,
-                               window_examples)
+                               keep_probabilities, noise_distribution, noise_table, sgd_step, sigmoid_tables,
+                               train_word2vec, window_examples)
 
 SENTENCES = [("the cat sat on the mat " * 3).split(), ("the dog sat on the log " * 3).split(),
              "a cat and a dog".split()]
@@ -116,6 +117,14 @@ def test_bad_inputs():
         train_word2vec([[0, 1, 7]], 3)
     with pytest.raises(ValueError, match="lr must be"):
         train_word2vec([[0, 1, 2]], 3, lr=-0.1)
+    with pytest.raises(ValueError, match="engine must be one of"):
+        train_word2vec([[0, 1, 2]], 3, engine="numba")
+    with pytest.raises(ValueError, match="workers > 1 needs engine='compiled'"):
+        train_word2vec([[0, 1, 2]], 3, workers=2)
+    with pytest.raises(ValueError, match="workers must be"):
+        train_word2vec([[0, 1, 2]], 3, engine="compiled", workers=0)
+    with pytest.raises(ValueError, match="sentences holds id 7"):
+        train_word2vec([[0, 1, 7]], 3, engine="compiled")
     with pytest.raises(ValueError, match="expected inputs"):
         Word2Vec(5, 2)(torch.zeros(2, 1, dtype=torch.long), torch.ones(2, 2, dtype=torch.bool),
                        torch.zeros(2, 3, dtype=torch.long))
@@ -244,3 +253,138 @@ def test_noise_table_follows_the_noise_distribution():
         noise_table(torch.tensor([0.0, 0.0]))
     with pytest.raises(ValueError, match="size must be"):
         noise_table(probs, size=0)
+
+
+# --- the compiled engine: word2vec.c's loop -------------------------------------------------------
+
+TOPICS = [[f"a{i}" for i in range(8)], [f"b{i}" for i in range(8)]]    # two topics sharing no word
+
+
+def topic_corpus(n=300, length=8, seed=0):
+    """Sentences of words from one topic each: words of a topic share contexts, the topics none."""
+    rng = np.random.default_rng(seed)
+    return [list(rng.choice(TOPICS[i % 2], length)) for i in range(n)]
+
+
+def word2vec_c_reference(sentences, W_in, W_out, keep, table, sg, window, negative, lr, epochs, seed,
+                         batch_size, min_lr_fraction=1e-4):
+    """word2vec.c's training loop written again in plain Python (Python ints for its generator,
+    numpy float32 scalars for its arithmetic), with the compiled kernel's summation order for the
+    dot product (four interleaved partial sums). Updates W_in, W_out in place; returns the loss records."""
+    f32, sigmoid, log_sigmoid = np.float32, *sigmoid_tables()
+    state = seed
+
+    def draw():
+        nonlocal state
+        state = (state * 25214903917 + 11) % 2**64
+        return state
+
+    def dot(a, b):
+        parts, d = [f32(0)] * 4, len(a)
+        for k in range(d - d % 4):
+            parts[k % 4] += a[k] * b[k]
+        for k in range(d - d % 4, d):
+            parts[0] += a[k] * b[k]
+        return (parts[0] + parts[1]) + (parts[2] + parts[3])
+
+    def slot(x):                                   # word2vec.c: (x + 6) * (1000 / 6 / 2 in integers)
+        return int((x + f32(6)) * f32(83))
+
+    total, done, records = epochs * sum(map(len, sentences)), 0, []
+    for _ in range(epochs):
+        losses = []
+        for sentence in sentences:
+            alpha = f32(lr * max(min_lr_fraction, 1 - done / total))
+            done += len(sentence)
+            kept = [w for w in sentence if keep[w] >= (draw() & 0xFFFF) / 65536]
+            for pos, word in enumerate(kept):
+                b = draw() % window
+                context = [c for c in range(pos - window + b, pos + window - b + 1) if c != pos and 0 <= c < len(kept)]
+                for group in ([[c] for c in context] if sg else [context] if context else []):
+                    h = np.zeros(W_in.shape[1], dtype=f32)
+                    for c in group:
+                        h += W_in[kept[c]]
+                    if len(group) > 1:
+                        h /= f32(len(group))
+                    outputs = [word] + [int(table[(draw() >> 16) % len(table)]) for _ in range(negative)]
+                    neu1e, loss = np.zeros_like(h), 0.0
+                    for j, target in enumerate(outputs):
+                        if j > 0 and target == word:
+                            continue
+                        f = dot(h, W_out[target])
+                        p = f32(1) if f > 6 else f32(0) if f < -6 else sigmoid[slot(f)]
+                        g = (f32(j == 0) - p) * alpha
+                        neu1e += g * W_out[target]
+                        W_out[target] += g * h
+                        x = f if j == 0 else -f
+                        loss -= log_sigmoid[slot(x)] if abs(x) <= 6 else min(float(x), 0.0)
+                    for c in group:
+                        W_in[kept[c]] += neu1e
+                    losses.append(loss)
+        for i in range(0, len(losses), batch_size):
+            chunk_sum = 0.0
+            for loss in losses[i:i + batch_size]:
+                chunk_sum += loss
+            records.append(chunk_sum / len(losses[i:i + batch_size]))
+    return records
+
+
+@pytest.mark.parametrize("sg", [True, False])
+def test_compiled_engine_is_word2vec_c_loop_bit_for_bit(sg):
+    """The compiled kernel against an independent plain-Python loop: the same bits, weights and losses.
+    dim 6 is not a multiple of 4 (the dot product's remainder); the one-word sentence has no pairs."""
+    sentences = [["the", "cat", "sat", "on", "the", "mat", "the", "end"], ["a", "dog", "sat", "on", "a", "log"],
+                 ["cat"], ["the", "dog", "and", "the", "cat", "sat"]] * 3
+    vocab, ids = encode_corpus(sentences, min_count=1)
+    settings = dict(sg=sg, window=2, negative=3, lr=0.2, epochs=2, seed=3, batch_size=7)
+    model, history = train_word2vec(ids, len(vocab), dim=6, sample=0.05, engine="compiled", **settings)
+    set_seed(3)
+    start = Word2Vec(len(vocab), 6)                                   # the initial tables the engine started from
+    W_in, W_out = start.in_embed.weight.detach().numpy().copy(), start.out_embed.weight.detach().numpy().copy()
+    counts = torch.bincount(torch.tensor([i for s in ids for i in s]), minlength=len(vocab))
+    keep = keep_probabilities(counts, 0.05).numpy()
+    table = noise_table(noise_distribution(counts)).numpy()
+    assert (keep < 1).any()                                           # subsampling is exercised
+    records = word2vec_c_reference(ids, W_in, W_out, keep, table, **settings)
+    np.testing.assert_array_equal(model.in_embed.weight.detach().numpy(), W_in)
+    np.testing.assert_array_equal(model.out_embed.weight.detach().numpy(), W_out)
+    assert history.train_loss == records and len(records) > 2
+    assert not np.array_equal(W_in, start.in_embed.weight.detach().numpy())      # it trained
+
+
+def test_compiled_engine_is_reproducible_from_its_seed():
+    vocab, ids = encode_corpus(topic_corpus(100), min_count=1)
+    run = lambda seed: train_word2vec(ids, len(vocab), dim=8, window=2, negative=3, epochs=2, seed=seed,
+                                      engine="compiled")
+    (a, history_a), (b, history_b), (c, _) = run(0), run(0), run(1)
+    assert torch.equal(a.in_embed.weight, b.in_embed.weight) and torch.equal(a.out_embed.weight, b.out_embed.weight)
+    assert history_a.train_loss == history_b.train_loss
+    assert not torch.equal(a.in_embed.weight, c.in_embed.weight)
+
+
+@pytest.mark.parametrize("sg", [True, False])
+def test_compiled_engine_learns_two_topics(sg):
+    vocab, ids = encode_corpus(topic_corpus(), min_count=1)
+    model, history = train_word2vec(ids, len(vocab), sg=sg, dim=16, window=3, negative=5, sample=0, epochs=10,
+                                    batch_size=200, seed=0, engine="compiled")
+    v = torch.nn.functional.normalize(model.vectors, dim=1)
+    a, b = ([vocab.stoi[w] for w in topic] for topic in TOPICS)
+    within = ((v[a] @ v[a].T).sum() - len(a) + (v[b] @ v[b].T).sum() - len(b)) / (2 * len(a) * (len(a) - 1))
+    across = (v[a] @ v[b].T).mean()
+    assert within > across + 0.5, f"within {within:.3f}, across {across:.3f}"
+    assert np.mean(history.train_loss[-5:]) < np.mean(history.train_loss[:5]) - 0.3
+
+
+def test_compiled_engine_on_two_workers_is_reproducible_and_learns():
+    """Two threads train blocks of 10,000 words side by side on copies of the tables; their updates are
+    added up in a fixed order, so the result does not depend on which thread finishes first."""
+    vocab, ids = encode_corpus(topic_corpus(3000), min_count=1)         # 24,000 words: three blocks
+    run = lambda workers: train_word2vec(ids, len(vocab), dim=16, window=3, negative=5, sample=0, epochs=3,
+                                         batch_size=1000, seed=0, engine="compiled", workers=workers)
+    (a, history_a), (b, history_b), (one, _) = run(2), run(2), run(1)
+    assert torch.equal(a.in_embed.weight, b.in_embed.weight) and torch.equal(a.out_embed.weight, b.out_embed.weight)
+    assert history_a.train_loss == history_b.train_loss
+    assert not torch.equal(a.in_embed.weight, one.in_embed.weight)      # not word2vec.c's single sequence
+    v = torch.nn.functional.normalize(a.vectors, dim=1)
+    topic_a, topic_b = ([vocab.stoi[w] for w in topic] for topic in TOPICS)
+    assert (v[topic_a] @ v[topic_a].T).mean() > (v[topic_a] @ v[topic_b].T).mean() + 0.5
