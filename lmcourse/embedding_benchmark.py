@@ -24,7 +24,7 @@ from lmcourse.data import analogy_questions, simlex999, wiki_articles, wordsim35
 from lmcourse.glove import train_glove
 from lmcourse.ngram import tokenized_sentences
 from lmcourse.similarity import WordVectors, evaluate_analogies, evaluate_similarity
-from lmcourse.validate import check_nonempty
+from lmcourse.validate import check_int, check_nonempty
 from lmcourse.word2vec import encode_corpus, train_word2vec
 
 MIN_COUNT = 3
@@ -46,9 +46,13 @@ def settings() -> dict:
             "cooccurrence_window": COOCCURRENCE_WINDOW, "ppmi_dim": PPMI_DIM}
 
 
-def gensim_word2vec(sentences: list[list[str]], name: str, seed: int) -> WordVectors:
-    """gensim's skip-gram or CBOW (``name``) with the course's settings: one worker, seeded, deterministic."""
-    b = WORD2VEC_BUDGETS[name]
+def gensim_word2vec(sentences: list[list[str]], name: str, seed: int, epochs: int | None = None) -> WordVectors:
+    """gensim's skip-gram or CBOW (``name``) with the course's settings: one worker, seeded, deterministic
+    (``epochs`` replaces the budget's number of epochs)."""
+    b = dict(WORD2VEC_BUDGETS[name])
+    if epochs is not None:
+        check_int(epochs, "epochs", minimum=1)
+        b["epochs"] = epochs
     model = GensimWord2Vec(sentences, vector_size=WORD2VEC_COMMON["dim"], window=b["window"],
                            negative=WORD2VEC_COMMON["negative"], sample=WORD2VEC_COMMON["sample"],
                            min_count=MIN_COUNT, sg=int(b["sg"]), cbow_mean=1, epochs=b["epochs"], alpha=b["lr"],

@@ -386,7 +386,6 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
     if len(ids) < 2:
         raise ValueError("sentences must hold at least 2 words in total")
     check_token_ids(ids, vocab_size, "sentences")
-    sent = torch.repeat_interleave(torch.arange(len(sentences)), torch.tensor([len(s) for s in sentences]))
     counts = torch.bincount(ids, minlength=vocab_size).clamp(min=1)
     keep = keep_probabilities(counts, sample)                                         # (V,)
     table = noise_table(noise_distribution(counts), TABLE_SIZE)                       # (10^6,)
@@ -394,6 +393,7 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
         return _train_compiled(sentences, ids, keep, table, vocab_size, sg=sg, dim=dim, window=window,
                                negative=negative, epochs=epochs, lr=lr, min_lr_fraction=min_lr_fraction,
                                batch_size=batch_size, seed=seed, workers=workers, device=device)
+    sent = torch.repeat_interleave(torch.arange(len(sentences)), torch.tensor([len(s) for s in sentences]))  # (N,)
     generator = torch.Generator().manual_seed(seed)
 
     # the number of steps is known only roughly in advance (subsampling is random): estimate it

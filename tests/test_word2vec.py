@@ -266,6 +266,14 @@ def topic_corpus(n=300, length=8, seed=0):
     return [list(rng.choice(TOPICS[i % 2], length)) for i in range(n)]
 
 
+def topic_cosines(model, vocab):
+    """Mean cosine between different words of one topic, and between words of the two topics."""
+    v = torch.nn.functional.normalize(model.vectors, dim=1)
+    a, b = ([vocab.stoi[w] for w in topic] for topic in TOPICS)
+    within = ((v[a] @ v[a].T).sum() - len(a) + (v[b] @ v[b].T).sum() - len(b)) / (2 * len(a) * (len(a) - 1))
+    return within, (v[a] @ v[b].T).mean()
+
+
 def word2vec_c_reference(sentences, W_in, W_out, keep, table, sg, window, negative, lr, epochs, seed,
                          batch_size, min_lr_fraction=1e-4):
     """word2vec.c's training loop written again in plain Python (Python ints for its generator,
@@ -367,10 +375,7 @@ def test_compiled_engine_learns_two_topics(sg):
     vocab, ids = encode_corpus(topic_corpus(), min_count=1)
     model, history = train_word2vec(ids, len(vocab), sg=sg, dim=16, window=3, negative=5, sample=0, epochs=10,
                                     batch_size=200, seed=0, engine="compiled")
-    v = torch.nn.functional.normalize(model.vectors, dim=1)
-    a, b = ([vocab.stoi[w] for w in topic] for topic in TOPICS)
-    within = ((v[a] @ v[a].T).sum() - len(a) + (v[b] @ v[b].T).sum() - len(b)) / (2 * len(a) * (len(a) - 1))
-    across = (v[a] @ v[b].T).mean()
+    within, across = topic_cosines(model, vocab)
     assert within > across + 0.5, f"within {within:.3f}, across {across:.3f}"
     assert np.mean(history.train_loss[-5:]) < np.mean(history.train_loss[:5]) - 0.3
 
@@ -385,6 +390,5 @@ def test_compiled_engine_on_two_workers_is_reproducible_and_learns():
     assert torch.equal(a.in_embed.weight, b.in_embed.weight) and torch.equal(a.out_embed.weight, b.out_embed.weight)
     assert history_a.train_loss == history_b.train_loss
     assert not torch.equal(a.in_embed.weight, one.in_embed.weight)      # not word2vec.c's single sequence
-    v = torch.nn.functional.normalize(a.vectors, dim=1)
-    topic_a, topic_b = ([vocab.stoi[w] for w in topic] for topic in TOPICS)
-    assert (v[topic_a] @ v[topic_a].T).mean() > (v[topic_a] @ v[topic_b].T).mean() + 0.5
+    within, across = topic_cosines(a, vocab)
+    assert within > across + 0.5
