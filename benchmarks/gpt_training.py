@@ -11,6 +11,11 @@ The check is the course's model FLOP/s utilisation (MFU): training FLOPs per tok
 of every matrix product, lm_head included, plus 12 L T d for attention scores and mixing, as in
 the PaLM paper's appendix B) times tokens/s, over the peak FLOP/s this process measures on a
 2048 x 2048 float32 matrix product.
+
+The details also time causal attention alone (forward and backward, 4 heads of width 32, 2048
+tokens per batch) both ways that :func:`lmcourse.attention.causal_attention` chooses between:
+batched matrix products, and PyTorch's fused kernel. They show where on this machine the one
+overtakes the other, against the course's fixed switch at ``BATCHED_CAUSAL_MAX_POSITIONS``.
 """
 import tempfile
 
@@ -19,6 +24,7 @@ import torch.nn.functional as F
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from benchmarks.common import Result, check, interleaved_best, main, versions
+from lmcourse.attention import BATCHED_CAUSAL_MAX_POSITIONS, batched_causal_attention
 from lmcourse.data import news_documents, random_windows
 from lmcourse.gpt import GPT
 
@@ -28,6 +34,20 @@ def peak_matmul_flops(n: int = 2048, repeats: int = 10) -> float:
     a, b = torch.randn(n, n), torch.randn(n, n)
     best = interleaved_best({"matmul": lambda: a @ b}, repeats=repeats, warmup=2)["matmul"]
     return 2 * n**3 / best
+
+
+def attention_milliseconds(lengths: tuple[int, ...], tokens: int, repeats: int) -> dict[str, dict[int, float]]:
+    """Best ms of one forward + backward of causal attention at each length, batched products vs fused kernel."""
+    h, d = 4, 32
+    times = {"batched products": {}, "fused kernel": {}}
+    for T in lengths:
+        q, k, v = (torch.randn(max(1, tokens // T), h, T, d, requires_grad=True) for _ in range(3))
+        grad = torch.randn_like(q)
+        ways = {"batched products": lambda: batched_causal_attention(q, k, v).backward(grad),
+                "fused kernel": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(grad)}
+        for way, seconds in interleaved_best(ways, repeats=repeats, warmup=2).items():
+            times[way][T] = round(1000 * seconds, 2)
+    return times
 
 
 def training_flops_per_token(model: GPT) -> float:
@@ -79,6 +99,8 @@ def run(smoke: bool) -> Result:
     peak = peak_matmul_flops(512 if smoke else 2048)
     flops = training_flops_per_token(ours)
     mfu = {k: v * flops / peak for k, v in tok_s.items()}
+    attention = attention_milliseconds((16, 32) if smoke else (64, 128, 256, 512), tokens=B * T,
+                                       repeats=1 if smoke else 10)
     return Result(
         name="gpt_training", figure=tok_s["lmcourse"] / tok_s["transformers"], target=1.2,
         unit="x transformers' tokens/s", smoke=smoke,
@@ -89,6 +111,8 @@ def run(smoke: bool) -> Result:
                  "training GFLOP per token": round(flops / 1e9, 5),
                  "peak matmul GFLOP/s": round(peak / 1e9, 1),
                  "model FLOP/s utilisation": {k: round(v, 3) for k, v in mfu.items()},
+                 "causal attention ms (forward + backward) by length": attention,
+                 "course's switch to the fused kernel": f"above {BATCHED_CAUSAL_MAX_POSITIONS} positions",
                  "versions": versions("torch", "transformers")},
         checks={"MFU": check(mfu["lmcourse"], 0.35, speed=True)})
 

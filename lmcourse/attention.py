@@ -44,6 +44,53 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     return weights @ v, weights                                  # (..., Tq, Tk) @ (..., Tk, d_v)
 
 
+# Up to this many positions, causal attention on a CPU is faster as batched matrix products than
+# in PyTorch's fused kernel, which is built to never store the (T, T) weights: at these sizes they
+# are small, and the products run at the matrix-product speed of the rest of the model.
+# benchmarks/gpt_training.py measures both ways at 64 to 512 positions on every machine it runs on.
+BATCHED_CAUSAL_MAX_POSITIONS = 128
+
+
+def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float = 0.0,
+                     training: bool = False) -> torch.Tensor:
+    """Causal softmax(q k^T / sqrt(d_head)) v by the quickest route; no weights are returned.
+
+    q, k, v: (B, h, T, d_head) -> (B, h, T, d_head); query t sees keys 0..t. On a CPU with
+    T <= BATCHED_CAUSAL_MAX_POSITIONS: :func:`batched_causal_attention`; otherwise (longer inputs,
+    GPUs): PyTorch's fused kernel.
+    """
+    p = dropout if training else 0.0
+    if q.device.type == "cpu" and q.size(-2) <= BATCHED_CAUSAL_MAX_POSITIONS:
+        return batched_causal_attention(q, k, v, p)
+    return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+
+
+def batched_causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                             dropout: float = 0.0) -> torch.Tensor:
+    """Causal attention as batched matrix products, in two halves: the first half of the queries
+    sees only the first half of the keys, so a quarter of the scores, all masked, is never computed.
+
+    q, k, v: (B, h, T, d_head) -> (B, h, T, d_head); ``dropout`` is applied to the weights.
+    """
+    B, h, T, d = q.shape
+    q, k, v = (t.reshape(B * h, T, d) for t in (q, k, v))                      # (B h, T, d)
+    half = T // 2
+    out = torch.cat([_causal_block(q[:, :half], k[:, :half], v[:, :half], 0, dropout),   # (B h, half, d)
+                     _causal_block(q[:, half:], k, v, half, dropout)], dim=1)            # (B h, T - half, d)
+    return out.view(B, h, T, d)
+
+
+def _causal_block(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, first: int, p: float) -> torch.Tensor:
+    """Queries q (n, Tq, d) at positions first.., keys and values (n, Tk, d) at 0..; each query sees
+    the keys up to its own position -> (n, Tq, d)."""
+    blocked = torch.full((q.size(1), k.size(1)), float("-inf"), device=q.device).triu(first + 1)  # 0 or -inf
+    scores = torch.baddbmm(blocked, q, k.transpose(1, 2), alpha=1 / math.sqrt(q.size(-1)))    # (n, Tq, Tk)
+    weights = scores.softmax(dim=-1)
+    if p > 0.0:
+        weights = F.dropout(weights, p=p)
+    return torch.bmm(weights, v)                                                              # (n, Tq, d)
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention (Vaswani et al. 2017): every head projects Q, K and V itself.
 

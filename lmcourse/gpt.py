@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lmcourse.attention import MultiHeadAttention, causal_mask, scaled_dot_product_attention
+from lmcourse.attention import MultiHeadAttention, causal_attention, causal_mask, scaled_dot_product_attention
 from lmcourse.sampling import greedy_next, sample_next
 from lmcourse.seed import DEFAULT_DEVICE
 from lmcourse.validate import (check_float, check_int, check_nonempty, check_state_fits, check_token_ids,
@@ -94,8 +94,8 @@ class CausalSelfAttention(MultiHeadAttention):
             out, weights = scaled_dot_product_attention(q, k, v, causal_mask(T, device=x.device),
                                                         p, self.training)
         else:
-            # fast path: the same masked softmax(q k^T / sqrt(d_head)) v in one fused kernel
-            out, weights = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True), None
+            # fast path: the same masked softmax(q k^T / sqrt(d_head)) v by the quickest route
+            out, weights = causal_attention(q, k, v, self.dropout, self.training), None
         out = out.transpose(1, 2).reshape(B, T, C)                                        # concat heads: (B, T, C)
         out = self.out_proj(out)                                                          # (B, T, C)
         return (out, weights) if need_weights else out

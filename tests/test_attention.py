@@ -6,8 +6,9 @@ import torch
 from torch import nn
 
 from lmcourse import set_seed
-from lmcourse.attention import (AdditiveScore, ConcatScore, DotScore, GeneralScore, MultiHeadAttention,
-                                attend, causal_mask, padding_mask, scaled_dot_product_attention)
+from lmcourse.attention import (BATCHED_CAUSAL_MAX_POSITIONS, AdditiveScore, ConcatScore, DotScore, GeneralScore,
+                                MultiHeadAttention, attend, batched_causal_attention, causal_attention, causal_mask, padding_mask,
+                                scaled_dot_product_attention)
 
 TOL = 1e-5
 
@@ -184,3 +185,30 @@ def test_self_attention_projects_qkv_in_one_product():
         torch.testing.assert_close(fused, mha._split(separate(x)), atol=1e-6, rtol=0)
     # the self-attention path (one product) and the general path (three) give the same output
     torch.testing.assert_close(mha(x)[0], mha(x, x.clone(), x.clone())[0], atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("T", [1, 2, 5, BATCHED_CAUSAL_MAX_POSITIONS, BATCHED_CAUSAL_MAX_POSITIONS + 1, 300])
+@pytest.mark.parametrize("route", [causal_attention, batched_causal_attention])
+def test_causal_attention_matches_torch(T, route):
+    """Both routes (batched products in two halves; causal_attention's choice of those or the fused
+    kernel) compute torch's causal attention, outputs and gradients, at any length."""
+    set_seed(0, num_threads=1)
+    q, k, v = (torch.randn(2, 3, T, 8, requires_grad=True) for _ in range(3))
+    ours = route(q, k, v)
+    ours_grads = torch.autograd.grad(ours.square().sum(), (q, k, v))
+    theirs = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    their_grads = torch.autograd.grad(theirs.square().sum(), (q, k, v))
+    assert ours.shape == (2, 3, T, 8)
+    assert (ours - theirs).abs().max() < TOL
+    for a, b in zip(ours_grads, their_grads):
+        assert (a - b).abs().max() < TOL
+
+
+def test_causal_attention_dropout_only_in_training():
+    set_seed(0, num_threads=1)
+    q, k, v = (torch.randn(2, 2, 6, 4) for _ in range(3))
+    evaluation = causal_attention(q, k, v, dropout=0.5, training=False)
+    assert torch.equal(evaluation, causal_attention(q, k, v))
+    assert not torch.allclose(causal_attention(q, k, v, dropout=0.5, training=True), evaluation)
+    dropped = batched_causal_attention(q, k, v, dropout=0.5)     # dropout on the weights: rows no longer average v
+    assert not torch.allclose(dropped, evaluation)

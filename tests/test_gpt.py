@@ -55,11 +55,14 @@ def test_causal_future_tokens_do_not_change_past_logits():
 
 def test_fused_and_explicit_attention_agree():
     model = small()
-    x = model.drop(model.wte(torch.randint(0, 50, (2, 9))))
+    x = model.drop(model.wte(torch.randint(0, 50, (2, 9)))).detach().requires_grad_()
     attn = model.blocks[0].attn
     fused = attn(x)
     explicit, weights = attn(x, need_weights=True)
     assert torch.allclose(fused, explicit, atol=1e-6)
+    fused_grad, = torch.autograd.grad(fused.square().sum(), x)
+    explicit_grad, = torch.autograd.grad(explicit.square().sum(), x)
+    assert torch.allclose(fused_grad, explicit_grad, atol=1e-6)
     assert torch.equal(weights[0, 0].triu(1), torch.zeros(9, 9))       # nothing attends ahead
     assert torch.allclose(weights.sum(-1), torch.ones(2, 4, 9))
 
