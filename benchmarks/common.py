@@ -67,12 +67,14 @@ def check(value: float, bound: float, at_most: bool = False, speed: bool = False
 def machine() -> dict:
     """What the numbers were measured on."""
     import torch
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu, ids = platform.processor() or "unknown", {}
+    try:   # the first processor's name, family and model (a virtual machine's name can be as bare as "AMD EPYC")
+        for line in Path("/proc/cpuinfo").read_text().split("\n\n")[0].splitlines():
+            key, _, value = (part.strip() for part in line.partition(":"))
+            if key == "model name":
+                cpu = value
+            elif key in ("cpu family", "model"):
+                ids[key] = value
     except OSError:
         pass
     mem_gib = None
@@ -81,7 +83,8 @@ def machine() -> dict:
         mem_gib = round(kib / 2**20, 1)
     except (OSError, ValueError, IndexError):
         pass
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": mem_gib,
+    family = f"family {ids['cpu family']}, model {ids['model']}" if len(ids) == 2 else None
+    return {"cpu": cpu, "family": family, "cores": os.cpu_count(), "memory_gib": mem_gib,
             "simd": torch.backends.cpu.get_cpu_capability(), "python": platform.python_version(),
             "torch": torch.__version__, "threads": THREADS,
             "date": time.strftime("%Y-%m-%d")}

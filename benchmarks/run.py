@@ -23,8 +23,10 @@ RESULTS = ROOT / "benchmarks" / "results.json"
 
 
 def same_machine(a: dict, b: dict) -> bool:
-    """Runs on one kind of machine replace each other: the same CPU model and vector extension."""
-    return (a["cpu"], a["simd"]) == (b["cpu"], b["simd"])
+    """Runs on one kind of machine replace each other: the same CPU name, family and model (where
+    both runs recorded them) and vector extension."""
+    same_family = a.get("family") is None or b.get("family") is None or a["family"] == b["family"]
+    return (a["cpu"], a["simd"]) == (b["cpu"], b["simd"]) and same_family
 
 
 def save(results: list[dict]) -> None:

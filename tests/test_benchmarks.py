@@ -53,3 +53,14 @@ def test_saving_keeps_each_machines_latest_run(tmp_path, monkeypatch):
     assert [r["machine"]["cpu"] for r in runs] == ["cpu A", "cpu B"]
     assert runs[0]["results"] == [{"name": "a", "figure": 1}, {"name": "b", "figure": 2}]
     assert runs[1]["results"] == [{"name": "a", "figure": 3}]
+
+
+def test_machines_with_one_name_are_told_apart_by_family_and_model():
+    from benchmarks.run import same_machine
+    zen2 = {"cpu": "AMD EPYC", "simd": "AVX2", "family": "family 23, model 49"}
+    zen5 = {"cpu": "AMD EPYC", "simd": "AVX512", "family": "family 26, model 2"}
+    zen5_again = {**zen5, "date": "later"}
+    unrecorded = {"cpu": "AMD EPYC", "simd": "AVX512"}           # runs saved before the family was recorded
+    assert same_machine(zen5, zen5_again) and same_machine(zen5, unrecorded)
+    assert not same_machine(zen2, zen5)
+    assert not same_machine({**zen5, "family": "family 25, model 17"}, zen5)
