@@ -44,21 +44,32 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     return weights @ v, weights                                  # (..., Tq, Tk) @ (..., Tk, d_v)
 
 
-# Up to this many positions, causal attention on a CPU is faster as batched matrix products than
-# in PyTorch's fused kernel, which is built to never store the (T, T) weights: at these sizes they
-# are small, and the products run at the matrix-product speed of the rest of the model.
-# benchmarks/gpt_training.py measures both ways at 64 to 512 positions on every machine it runs on.
+# Up to this many positions (the chapters' longest context), causal attention on a CPU takes batched
+# matrix products instead of PyTorch's fused kernel, which is built never to store the (T, T)
+# weights: at these sizes the weights are small and the products are faster (benchmarks/gpt_training.py
+# times both at 64 to 512 positions on every machine it runs on). Longer inputs keep the fused
+# kernel, whose memory does not grow with T^2.
 BATCHED_CAUSAL_MAX_POSITIONS = 128
+
+
+def _check_causal_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float) -> None:
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_type(t, name, torch.Tensor)
+    if q.dim() != 4 or k.shape != q.shape or v.shape[:3] != q.shape[:3]:
+        raise ValueError(f"q, k and v must be (batch, heads, time, d_head) with q and k alike and v's first "
+                         f"three sizes theirs, got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    check_float(dropout, "dropout", minimum=0.0, maximum=1.0)
 
 
 def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float = 0.0,
                      training: bool = False) -> torch.Tensor:
     """Causal softmax(q k^T / sqrt(d_head)) v by the quickest route; no weights are returned.
 
-    q, k, v: (B, h, T, d_head) -> (B, h, T, d_head); query t sees keys 0..t. On a CPU with
+    q, k: (B, h, T, d_head), v: (B, h, T, d_v) -> (B, h, T, d_v); query t sees keys 0..t. On a CPU with
     T <= BATCHED_CAUSAL_MAX_POSITIONS: :func:`batched_causal_attention`; otherwise (longer inputs,
     GPUs): PyTorch's fused kernel.
     """
+    _check_causal_inputs(q, k, v, dropout)
     p = dropout if training else 0.0
     if q.device.type == "cpu" and q.size(-2) <= BATCHED_CAUSAL_MAX_POSITIONS:
         return batched_causal_attention(q, k, v, p)
@@ -70,14 +81,15 @@ def batched_causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     """Causal attention as batched matrix products, in two halves: the first half of the queries
     sees only the first half of the keys, so a quarter of the scores, all masked, is never computed.
 
-    q, k, v: (B, h, T, d_head) -> (B, h, T, d_head); ``dropout`` is applied to the weights.
+    q, k: (B, h, T, d_head), v: (B, h, T, d_v) -> (B, h, T, d_v); ``dropout`` is applied to the weights.
     """
+    _check_causal_inputs(q, k, v, dropout)
     B, h, T, d = q.shape
-    q, k, v = (t.reshape(B * h, T, d) for t in (q, k, v))                      # (B h, T, d)
+    q, k, v = (t.reshape(B * h, T, -1) for t in (q, k, v))                     # (B h, T, d) and (B h, T, d_v)
     half = T // 2
     out = torch.cat([_causal_block(q[:, :half], k[:, :half], v[:, :half], 0, dropout),   # (B h, half, d)
                      _causal_block(q[:, half:], k, v, half, dropout)], dim=1)            # (B h, T - half, d)
-    return out.view(B, h, T, d)
+    return out.view(B, h, T, -1)
 
 
 def _causal_block(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, first: int, p: float) -> torch.Tensor:

@@ -212,3 +212,16 @@ def test_causal_attention_dropout_only_in_training():
     assert not torch.allclose(causal_attention(q, k, v, dropout=0.5, training=True), evaluation)
     dropped = batched_causal_attention(q, k, v, dropout=0.5)     # dropout on the weights: rows no longer average v
     assert not torch.allclose(dropped, evaluation)
+
+
+def test_causal_attention_refuses_bad_inputs():
+    q = torch.randn(2, 3, 5, 4)
+    for route in (causal_attention, batched_causal_attention):
+        with pytest.raises(ValueError, match="batch, heads, time"):
+            route(q, torch.randn(2, 3, 6, 4), q)                      # keys of another length
+        with pytest.raises(ValueError, match="batch, heads, time"):
+            route(q[0], q[0], q[0])                                    # no batch dimension
+        with pytest.raises(ValueError, match="dropout"):
+            route(q, q, q, 1.5)
+        with pytest.raises(TypeError, match="k"):
+            route(q, q.tolist(), q)
