@@ -80,7 +80,7 @@ the package with its parity tests still green (figures measured while fixing; be
   Splitting the queries into two halves also skips the quarter of the scores that the mask
   discards: the first half of the queries never meets the second half of the keys. On the Zen 5
   machine that takes causal attention at 128 positions from 3.7 ms to 2.4 ms (forward and backward,
-  64 heads of width 32; the GPT details below time both routes at 64 to 512 positions).
+  16 windows x 4 heads of width 32; the GPT details below time both routes at 64 to 512 positions).
   `lmcourse.attention.causal_attention` takes the batched route on a CPU up to 128 positions, the
   chapters' longest context, and the fused kernel beyond and on GPUs; on the Zen 5 machine the
   batched route also led at 256 and 512 positions, but the switch stays at 128 until other
