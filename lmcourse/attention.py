@@ -72,7 +72,7 @@ def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout:
     _check_causal_inputs(q, k, v, dropout)
     p = dropout if training else 0.0
     if q.device.type == "cpu" and q.size(-2) <= BATCHED_CAUSAL_MAX_POSITIONS:
-        return batched_causal_attention(q, k, v, p)
+        return _batched_causal_attention(q, k, v, p)
     return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
 
 
@@ -84,6 +84,11 @@ def batched_causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     q, k: (B, h, T, d_head), v: (B, h, T, d_v) -> (B, h, T, d_v); ``dropout`` is applied to the weights.
     """
     _check_causal_inputs(q, k, v, dropout)
+    return _batched_causal_attention(q, k, v, dropout)
+
+
+def _batched_causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float) -> torch.Tensor:
+    """:func:`batched_causal_attention` without the input checks (``causal_attention`` made them)."""
     B, h, T, d = q.shape
     q, k, v = (t.reshape(B * h, T, -1) for t in (q, k, v))                     # (B h, T, d) and (B h, T, d_v)
     half = T // 2
