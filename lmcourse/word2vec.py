@@ -450,7 +450,6 @@ def _train_compiled(sentences, ids: torch.Tensor, keep: torch.Tensor, table: tor
         cut = np.searchsorted(starts, np.arange(BLOCK_WORDS, len(corpus), BLOCK_WORDS))
         edges = np.unique(np.concatenate([[0], cut, [len(sentences)]]))
         blocks = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
-        pool = ThreadPoolExecutor(workers)
         copies = [(W_in.copy(), W_out.copy()) for _ in range(workers)]
     history = History()
     epoch_range = range(epochs)
@@ -465,25 +464,25 @@ def _train_compiled(sentences, ids: torch.Tensor, keep: torch.Tensor, table: tor
                                      epochs * len(corpus), np.uint64(next_random[w]), batch_size, records[w])
         return records[w][:n].tolist()                            # numba hands next_random back as an int
 
-    for epoch in epoch_range:
-        if workers == 1:
-            history.train_loss.extend(train(0, blocks[0], (W_in, W_out)))
-            continue
-        for i in range(0, len(blocks), workers):                 # a round: one block per worker
-            for A_in, A_out in copies:                            # every worker starts from the same tables
-                np.copyto(A_in, W_in)
-                np.copyto(A_out, W_out)
-            round_copies = copies[:len(blocks[i:i + workers])]
-            for loss, (A_in, A_out) in zip(pool.map(train, range(workers), blocks[i:i + workers], copies),
-                                           round_copies):
-                history.train_loss.extend(loss)
-                A_in -= W_in                                      # what the worker changed
-                A_out -= W_out
-            for A_in, A_out in round_copies:                      # added up in worker order
-                W_in += A_in
-                W_out += A_out
-    if workers > 1:
-        pool.shutdown()
+    with ThreadPoolExecutor(workers) as pool:
+        for epoch in epoch_range:
+            if workers == 1:
+                history.train_loss.extend(train(0, blocks[0], (W_in, W_out)))
+                continue
+            for i in range(0, len(blocks), workers):             # a round: one block per worker
+                round_blocks = blocks[i:i + workers]
+                round_copies = copies[:len(round_blocks)]
+                for A_in, A_out in round_copies:                  # every worker starts from the same tables
+                    np.copyto(A_in, W_in)
+                    np.copyto(A_out, W_out)
+                for loss in pool.map(train, range(len(round_blocks)), round_blocks, round_copies):
+                    history.train_loss.extend(loss)
+                for A_in, A_out in round_copies:                  # what each worker changed,
+                    A_in -= W_in
+                    A_out -= W_out
+                for A_in, A_out in round_copies:                  # added up in worker order
+                    W_in += A_in
+                    W_out += A_out
     return model.to(device), history
 
 
