@@ -49,10 +49,11 @@ the package with its parity tests still green (figures measured while fixing; be
   engine="compiled")` runs word2vec.c's own loop, one pair at a time with each update applied
   before the next pair is scored, written as a plain Python function (`word2vec_c_epoch`) that
   numba compiles to machine code, float32 in a fixed order (a unit test checks it bit for bit
-  against the same loop uncompiled). On one thread it reaches 0.885x gensim's 2-thread words/s;
-  with `workers=2` two threads train blocks of 10,000 words on copies of the tables and add their
-  updates in a fixed order, so a run stays reproducible (gensim's lock-free threads are not), and
-  it reads 1.5x gensim's words/s at the same WordSim-353 quality. The tensor engine stays the
+  against the same loop uncompiled). On the Zen 2 machine it reached 0.885x gensim's 2-thread
+  words/s on one thread; with `workers=2` two threads train blocks of 10,000 words on copies of the
+  tables and add their updates in a fixed order, so a run stays reproducible (gensim's lock-free
+  threads are not), and it read 1.5x gensim's words/s at the same WordSim-353 quality (1.08x and
+  1.93x on the Zen 5). The tensor engine stays the
   teaching version of chapter 3.
 * **BERT** kept every layer's output alive even when the caller did not ask for the hidden
   states, and each layer kept its attention output alive through the feed-forward block. Neither
