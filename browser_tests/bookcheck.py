@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import http.server
 import json
 import re
@@ -46,7 +47,22 @@ KINDS = {
     "math": "math that MathJax did not typeset",
     "widget": "a saved widget view that did not render",
     "quiz": "a self-check quiz that did not show its questions",
+    "axe": "a critical or serious violation of axe-core's WCAG 2 A/AA rules",
 }
+# axe-core, vendored (vendor/axe-core: version, licence and hash in browser_tests/README.md), run
+# on every page in the theme's light and dark modes; these impacts fail the page
+AXE = Path(__file__).with_name("vendor") / "axe-core" / "axe.min.js"
+AXE_SHA256 = "29348999450cdf2849a8e70b7912fc2da85a849da39c0d0d5394f51d4a9ed95c"
+AXE_FAILING_IMPACTS = ("critical", "serious")
+_AXE_RUN = """async (mode) => {
+  document.documentElement.dataset.theme = mode;
+  document.documentElement.dataset.mode = mode;
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const result = await axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']},
+                                          resultTypes: ['violations']});
+  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.map(n => ({target: n.target.join(' '), html: n.html.slice(0, 160)}))}));
+}"""
 
 
 @dataclass
@@ -260,6 +276,7 @@ def check_page(context, url: str, site: Path, base_url: str, screenshot: Path | 
         _settle(page, settle_ms)
         _judge_requests(report, failed, errors, blocked)
         _judge(report, page.evaluate(_COLLECT), site, base_url, url)
+        audit(page, report)
         if screenshot is not None:
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(screenshot), full_page=True)
@@ -268,6 +285,23 @@ def check_page(context, url: str, site: Path, base_url: str, screenshot: Path | 
         return report
     finally:
         page.close()
+
+
+def audit(page, report: PageReport) -> None:
+    """Run axe-core's WCAG 2 A and AA rules on an open page, in light then dark mode, and report
+    each critical or serious violation with its rule and the elements it found."""
+    script = AXE.read_bytes()
+    if hashlib.sha256(script).hexdigest() != AXE_SHA256:
+        raise RuntimeError(f"{AXE} is not the vendored axe-core (its SHA-256 differs)")
+    page.add_script_tag(content=script.decode("utf-8"))
+    for mode in ("light", "dark"):
+        for v in page.evaluate(_AXE_RUN, mode):
+            if v["impact"] in AXE_FAILING_IMPACTS:
+                for node in v["nodes"]:
+                    report.add("axe", f"{mode} mode, {v['impact']} {v['id']} ({v['help']}): "
+                               f"{node['target']}", node["html"])
+    page.evaluate("() => { document.documentElement.dataset.theme = 'light';"
+                  " document.documentElement.dataset.mode = 'light'; }")
 
 
 def _judge_requests(report: PageReport, failed, errors, blocked: set[str]) -> None:

@@ -12,7 +12,9 @@ output is the same on every run. Each question is a dict in one of two forms::
      "answer": 5, "tolerance": 0,                                # correct: answer +- tolerance
      "explanation": "The digits 5-9."}
 
-With more than one correct choice the reader picks every correct one. After each answer the
+The choices are shown in an order shuffled by the question's own text (:func:`choice_order`): the
+same on every run, different from question to question, so the correct one cannot be found by
+its place. With more than one correct choice the reader picks every correct one. After each answer the
 reader sees "Correct." or "Not quite." followed by the explanation. Text is plain text (HTML
 is shown as typed), except that text in backticks is shown as code and ``$...$`` as maths on
 pages with MathJax.
@@ -21,6 +23,7 @@ import hashlib
 import html
 import json
 import math
+import random
 import re
 
 from IPython.display import HTML
@@ -78,13 +81,19 @@ html[data-theme=dark] div.cell_output .text_html:has(#{id}) {{ background: none;
 # offline that fails, and it would replace that MathJax, so the quiz leaves MathJax alone
 FORCE_LOAD_MATHJAX = re.compile(r"window\.MathJax = \{.*?\}\)\(\);", re.S)
 # jupyterquiz's script runs once the page has loaded and MathJax (if any) has started, so that
-# its MathJax calls find MathJax ready
+# its MathJax calls find MathJax ready; its numeric answer boxes get a name for screen readers
 RUN_WHEN_READY = """<script>
 (function () {{
 function run() {{
 {script}
 }}
+function label() {{
+  document.querySelectorAll("#{id} input:not([aria-label])").forEach(function (box) {{
+    box.setAttribute("aria-label", "your answer (a number)");
+  }});
+}}
 function start() {{
+  new MutationObserver(label).observe(document.getElementById("{id}"), {{childList: true, subtree: true}});
   var mj = window.MathJax;
   if (mj && mj.startup && mj.startup.promise) {{ mj.startup.promise.then(run); }} else {{ run(); }}
 }}
@@ -117,7 +126,16 @@ def quiz(questions) -> HTML:
                            border_radius=6, question_alignment="left") + "</div>"
                 + build_styles(div_id, COLORS)
                 + f"<style>{PAGE_STYLE.format(id=div_id)}</style>"
-                + RUN_WHEN_READY.format(script=script))
+                + RUN_WHEN_READY.format(script=script, id=div_id))
+
+
+def choice_order(question: dict) -> list[str]:
+    """The choices of a multiple-choice ``question`` (a dict as :func:`quiz` takes) in the order a
+    reader sees them: shuffled by a generator seeded with the question's text."""
+    seed = int.from_bytes(hashlib.sha256(question["question"].encode()).digest()[:8], "big")
+    order = list(question["choices"])
+    random.Random(seed).shuffle(order)
+    return order
 
 
 def _text(value, name: str) -> str:
@@ -171,6 +189,6 @@ def _choice_question(q, name: str, question: str, explanation: str) -> dict:
         question += (f' <span class="quiz-hint">(select all {n_correct} correct answers)'
                      '</span>')
     return {"question": question, "type": "many_choice" if n_correct > 1 else "multiple_choice",
-            "answers": [{"answer": _text(text, f"a choice of {name}"), "correct": correct,
-                         "feedback": _feedback(correct, explanation)}
-                        for text, correct in choices.items()]}
+            "answers": [{"answer": _text(text, f"a choice of {name}"), "correct": choices[text],
+                         "feedback": _feedback(choices[text], explanation)}
+                        for text in choice_order(q)]}

@@ -50,9 +50,12 @@ def markdown_of(path: Path) -> str:
 
 
 def page_title(path: Path) -> str:
-    """The first level-1 heading of a page, e.g. ``10 After BERT``."""
+    """The first level-1 heading of a page, with a chapter's number (the book numbers chapters
+    by their place in the toc, as their file names do), e.g. ``10 After BERT``."""
     match = re.search(r"^#\s+(.+?)\s*$", markdown_of(path), flags=re.MULTILINE)
-    return match.group(1) if match else path.stem
+    title = match.group(1) if match else path.stem
+    number = re.match(r"(\d+)_", path.name)
+    return f"{int(number.group(1))} {title}" if path.parent.name == "chapters" and number else title
 
 
 def doc_link(doc: str, title: str, root: Path = ROOT) -> str:

@@ -105,21 +105,34 @@ def test_show_source_leaves_out_input_checks_and_says_so():
     assert "raise KeyError" in shown.data or CHECKS_LEFT_OUT in shown.data
 
 
-def test_static_slider_embeds_every_frame():
+def test_static_slider_embeds_every_frame_with_its_alt_text_and_labelled_controls():
     drawn = []
 
     def draw(fig, value):
         drawn.append(value)
         fig.add_subplot().plot([0, value])
 
-    html = static_slider(draw, [1, 2, 3], figsize=(2, 2)).data
-    assert "<input" in html and html.count("data:image/png;base64") == 3
+    def describe(value):
+        return f"A line rising from 0 to {value}."
+
+    html = static_slider(draw, [1, 2, 3], label="end value", describe=describe, figsize=(2, 2)).data
+    assert html.count('src="data:image/png;base64,') == 1 and html.count('"iVBOR') == 3   # shown + 3 frames
+    assert 'alt="A line rising from 0 to 1."' in html and "A line rising from 0 to 3." in html
+    assert 'aria-label="end value"' in html and 'aria-label="previous frame"' in html
     assert "https://" not in html  # nothing fetched from a CDN: the book works offline
     assert sorted(set(drawn)) == [1, 2, 3]
+    assert static_slider(draw, [1, 2, 3], label="end value", describe=describe,
+                         figsize=(2, 2)).data == html                     # the same output every run
     with pytest.raises(ValueError, match="values must not be empty"):
-        static_slider(draw, [])
+        static_slider(draw, [], label="x", describe=describe)
     with pytest.raises(TypeError, match="draw must be callable"):
-        static_slider(None, [1])
+        static_slider(None, [1], label="x", describe=describe)
+    with pytest.raises(TypeError, match="describe must be callable"):
+        static_slider(draw, [1], label="x", describe="a line")
+    with pytest.raises(ValueError, match="label must be a non-empty string"):
+        static_slider(draw, [1], label=" ", describe=describe)
+    with pytest.raises(ValueError, match=r"describe\(1\) must return a non-empty alt text"):
+        static_slider(draw, [1], label="x", describe=lambda v: "")
 
 
 def test_heatmap_text_colour_follows_the_colour_scale_not_the_data():

@@ -1,14 +1,16 @@
 """Self-check quizzes: one HTML output with everything inline (it must work offline in the static
 book), the same output on every run (nbval compares it), and bad questions rejected by name."""
+import ast
 import json
 import math
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 from IPython.core.formatters import DisplayFormatter
 
-from lmcourse.quiz import quiz
+from lmcourse.quiz import choice_order, quiz
 
 QUESTIONS = [
     {"question": "Which layers does `transfer_model` copy?",
@@ -79,10 +81,11 @@ def test_questions_in_jupyterquiz_format():
     one, many, numeric = questions_of(quiz(QUESTIONS).data)
     assert one["type"] == "multiple_choice"
     assert one["question"] == "Which layers does <code>transfer_model</code> copy?"
-    assert [a["correct"] for a in one["answers"]] == [True, False]
-    assert one["answers"][0]["feedback"] == ("<strong>Correct.</strong> The head is "
-                                             "task-specific, so it is replaced.")
-    assert one["answers"][1]["feedback"].startswith("<strong>Not quite.</strong> The head")
+    feedback = {a["answer"]: a["feedback"] for a in one["answers"]}
+    assert [a["correct"] for a in one["answers"]] == [QUESTIONS[0]["choices"][c] for c in choice_order(QUESTIONS[0])]
+    assert feedback["The convolutions"] == ("<strong>Correct.</strong> The head is "
+                                            "task-specific, so it is replaced.")
+    assert feedback["The head"].startswith("<strong>Not quite.</strong> The head")
     assert many["type"] == "many_choice" and "select all 2 correct answers" in many["question"]
     assert numeric["type"] == "numeric"
     low, high = numeric["answers"][0]["range"]
@@ -96,8 +99,8 @@ def test_text_is_escaped():
          "explanation": "</script> stays text"}
     (converted,) = questions_of(quiz([q]).data)
     assert converted["question"] == "Is 1 &lt; 2 &lt;script&gt;?"
-    assert converted["answers"][0]["answer"] == "a &amp; b"
-    assert "&lt;/script&gt; stays text" in converted["answers"][0]["feedback"]
+    assert "a &amp; b" in [a["answer"] for a in converted["answers"]]
+    assert all("&lt;/script&gt; stays text" in a["feedback"] for a in converted["answers"])
 
 
 GOOD = {"question": "q", "choices": {"a": True, "b": False}, "explanation": "e"}
@@ -126,3 +129,43 @@ GOOD = {"question": "q", "choices": {"a": True, "b": False}, "explanation": "e"}
 def test_bad_questions_are_rejected_by_name(questions, error, match):
     with pytest.raises(error, match=match):
         quiz(questions)
+
+
+# ------------------------------------------------------------------ the chapters' quizzes, gamed
+CHAPTERS = sorted((Path(__file__).parents[1] / "chapters").glob("[0-9][0-9]_*.ipynb"))
+
+
+def chapter_questions(path: Path) -> list[dict]:
+    """The multiple-choice questions of every ``quiz([...])`` call in a chapter's code cells."""
+    found = []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] != "code" or "quiz(" not in source:
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "quiz":
+                found += [q for q in ast.literal_eval(node.args[0]) if "choices" in q]
+    return found
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_a_chapter_quiz_cannot_be_passed_by_position_or_length(path):
+    questions = chapter_questions(path)
+    assert len(questions) >= 5, f"{path.name}: {len(questions)} multiple-choice questions, want 5 or more"
+    positions, longest = [], []
+    for q in questions:
+        order = choice_order(q)
+        positions += [i for i, text in enumerate(order) if q["choices"][text]]
+        longest.append(q["choices"][max(order, key=len)])
+    assert len(set(positions)) > 1, f"{path.name}: every correct choice is shown at position {positions[0]}"
+    assert sum(longest) <= len(questions) / 2, (
+        f"{path.name}: the longest choice is correct in {sum(longest)} of {len(questions)} questions")
+
+
+def test_choices_are_shown_in_a_fixed_order_shuffled_by_question():
+    q = {"question": "Which?", "choices": {c: c == "a" for c in "abcdef"}, "explanation": "a."}
+    assert choice_order(q) == choice_order(dict(q)) and sorted(choice_order(q)) == list("abcdef")
+    orders = {tuple(choice_order({**q, "question": f"Which {i}?"})) for i in range(20)}
+    assert len(orders) > 10                                     # not one order for every question
+    shown = questions_of(quiz([q]).data)[0]
+    assert [a["answer"] for a in shown["answers"]] == choice_order(q)
