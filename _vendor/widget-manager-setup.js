@@ -16,3 +16,35 @@
     };
   }
 })();
+// Saved widgets, readable by screen readers: the widget manager renders a slider's handle (role
+// "slider") without a name and a plot inside an output widget without alt text. Each handle is
+// named by its widget's label; each plot gets an alt text saying which setting it shows.
+(function () {
+  function text(el) { return el ? el.textContent.trim() : ""; }
+  function setting(box) {
+    var parts = [];
+    box.querySelectorAll(".widget-inline-hbox").forEach(function (control) {
+      var name = text(control.querySelector(".widget-label"));
+      var field = control.querySelector("select, input:not([type=range])");
+      var value = text(control.querySelector(".widget-readout")) ||
+                  (field && field.tagName === "SELECT" && field.selectedOptions.length
+                   ? field.selectedOptions[0].textContent : field && field.value) || "";
+      if (name || value) { parts.push((name ? name + " " : "") + value); }
+    });
+    return parts.join(", ");
+  }
+  function label() {
+    document.querySelectorAll(".noUi-handle[role=slider]:not([aria-label])").forEach(function (h) {
+      var control = h.closest(".widget-inline-hbox");
+      h.setAttribute("aria-label", text(control && control.querySelector(".widget-label")) || "slider");
+    });
+    document.querySelectorAll(".widget-output img:not([alt])").forEach(function (img) {
+      var box = img.closest(".widget-interact") || img.closest(".widget-vbox");
+      var shown = box ? setting(box) : "";
+      img.setAttribute("alt", "Plot drawn by the live explorer at its saved setting" +
+                       (shown ? " (" + shown + ")" : "") + "; it redraws only in Jupyter, " +
+                       "with a running kernel, when you change the controls.");
+    });
+  }
+  new MutationObserver(label).observe(document.documentElement, {childList: true, subtree: true});
+})();

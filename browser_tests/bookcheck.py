@@ -211,7 +211,7 @@ _COLLECT = """() => {
                 output_shown: outputs.some(o => o.children.length && visible(o))};
     }),
     states: [...document.querySelectorAll('%s')].map(s => s.textContent),
-    sliders: document.querySelectorAll('input.anim-slider').length,
+    sliders: document.querySelectorAll('div.lmc-slider input[type=range]').length,
     quizzes: [...document.querySelectorAll('%s')].map(d => ({id: d.id,
         expected: parseInt(d.dataset.numquestions, 10),
         shown: [...d.querySelectorAll('.Quiz')].filter(visible).length})),
@@ -389,26 +389,27 @@ def saved_outputs(models: dict, model_id: str, seen: frozenset = frozenset()) ->
 
 # ---------------------------------------------------------------------------- kernel-free sliders
 def move_static_slider(page, index: int = 0) -> list[str]:
-    """Move the ``index``-th kernel-free slider (matplotlib ``to_jshtml``) of an open page.
+    """Move the ``index``-th kernel-free slider (``lmcourse.widgets.static_slider``) of an open page.
 
-    Sets its range input to the last frame, then steps back one frame with its button; returns
-    the frame image's ``src`` before and after each move (three strings).
+    Sets its range input to the last frame, then steps back one frame with its "previous frame"
+    button; returns the frame image's ``src`` and ``alt`` before and after each move (three
+    strings each, as ``src | alt``).
     """
-    slider = page.locator("input.anim-slider").nth(index)
-    slider_id = slider.get_attribute("id")
-    if not slider_id or not slider_id.startswith("_anim_slider"):
-        raise ValueError(f"slider {index} has no matplotlib animation id: {slider_id!r}")
-    anim = slider_id.removeprefix("_anim_slider")
-    image = page.locator(f"#_anim_img{anim}")
-    page.wait_for_function("id => !!document.getElementById(id).getAttribute('src')",
-                           arg=f"_anim_img{anim}")
-    srcs = [image.get_attribute("src")]
+    box = page.locator("div.lmc-slider").nth(index)
+    slider, image = box.locator("input[type=range]"), box.locator("img")
+    page.wait_for_function("box => !!box.querySelector('img').getAttribute('src')",
+                           arg=box.element_handle())
+
+    def frame():
+        return f"{image.get_attribute('src')} | {image.get_attribute('alt')}"
+
+    frames = [frame()]
     slider.scroll_into_view_if_needed()
     slider.fill(slider.get_attribute("max"))
-    srcs.append(image.get_attribute("src"))
-    page.locator(f'button[onclick="anim{anim}.previous_frame()"]').click()
-    srcs.append(image.get_attribute("src"))
-    return srcs
+    frames.append(frame())
+    box.get_by_role("button", name="previous frame").click()
+    frames.append(frame())
+    return frames
 
 
 # ---------------------------------------------------------------------------- self-check quizzes

@@ -53,7 +53,7 @@ def test_page(page_name, site, base_url, context, screenshots):
         if report.static_sliders:
             moves.append(bookcheck.move_static_slider(page, 0))
             if screenshots:
-                page.locator("div.animation").first.screenshot(
+                page.locator("div.lmc-slider").first.screenshot(
                     path=str(screenshots / f"{stem}__slider.png"))
 
     def answer_first_quiz(page, report):

@@ -15,13 +15,11 @@ import numpy as np
 import pytest
 
 from browser_tests import bookcheck
+from lmcourse.quiz import choice_order
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BROKEN = HERE / "sites" / "broken"
-# matplotlib's animation HTML links Font Awesome from a CDN for its button icons; the book's
-# theme brings its own icons, so the working site leaves that link out, as the book must.
-FONT_AWESOME_CDN = re.compile(r'<link rel="stylesheet"\s+href="https://[^"]*font-awesome[^"]*">\s*')
 
 
 @pytest.fixture(scope="module")
@@ -94,9 +92,9 @@ def make_good_site(folder: Path) -> Path:
     box = ipywidgets.VBox([ipywidgets.IntSlider(value=2, min=1, max=5, description="k"), output])
     data = embed_data(views=[box])
     box.close_all()
-    animation = FONT_AWESOME_CDN.sub("", static_slider(draw, [1, 2, 3], figsize=(3, 2)).data)
-    # the scripts in the order the book's nb_ipywidgets_js names them; the slider's icons make
-    # the widget manager fetch its icon fonts
+    animation = static_slider(draw, [1, 2, 3], label="frequency k", figsize=(3, 2),
+                              describe=lambda k: f"A sine curve of frequency {k} over x from 0 to 6").data
+    # the scripts in the order the book's nb_ipywidgets_js names them
     (folder / "widget.html").write_text(PAGE.format(
         title="A saved widget beside a kernel-free slider",
         head=''.join(f'<script src="_static/{name}"></script>'
@@ -213,8 +211,9 @@ def test_static_slider_moves(good, context):
         first, last, previous = bookcheck.move_static_slider(page)
     finally:
         page.close()
-    assert first.startswith("data:image/png;base64,")
-    assert len({first, last, previous}) == 3, "each move must show another frame"
+    assert first.startswith("data:image/png;base64,") and first.endswith("frequency 1 over x from 0 to 6")
+    assert last.endswith("frequency 3 over x from 0 to 6")
+    assert len({first, last, previous}) == 3, "each move must show another frame and its alt text"
 
 
 def test_quiz_answers(good, context):
@@ -227,12 +226,13 @@ def test_quiz_answers(good, context):
         answer = bookcheck.answer_quiz(page)
     finally:
         page.close()
-    assert answer == {"choice": "The head", "correct": False, "verdict": "incorrect",
-                      "feedback": "Not quite. The head is specific to task A, so task B gets a "
-                                  "new one.",
-                      "expected": "Not quite. The head is specific to task A, so task B gets a "
-                                  "new one.",
-                      "visible": True}
+    # the first choice shown: the order is shuffled per question, the same on every run
+    first = choice_order(QUESTIONS[0])[0]
+    correct = QUESTIONS[0]["choices"][first]
+    feedback = f"{'Correct.' if correct else 'Not quite.'} {QUESTIONS[0]['explanation']}"
+    assert answer == {"choice": first, "correct": correct,
+                      "verdict": "correct" if correct else "incorrect",
+                      "feedback": feedback, "expected": feedback, "visible": True}
 
 
 def test_quiz_without_its_questions_is_reported():
