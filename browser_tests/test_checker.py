@@ -136,6 +136,9 @@ def good(tmp_path_factory, context):
     ("math", "none typeset"),
     ("widget", "no-such-model"),
     ("quiz", "quizlost shows 0 of 2 questions"),
+    ("axe", "light mode, critical label (Form elements must have labels): #unlabelled"),
+    ("axe", "dark mode, critical image-alt (Images must have alternative text): #noalt"),
+    ("axe", "light mode, serious color-contrast"),
 ])
 def test_broken_page_reports_each_kind(broken, kind, expected):
     report, _ = broken
@@ -148,7 +151,7 @@ def test_broken_page_reports_nothing_that_works(broken):
     everything = "\n".join(m for messages in report.problems.values() for m in messages)
     for working in ("ok.png", "page.html#here", "#top"):
         assert working not in everything, f"{working} works but was reported"
-    assert report.images == 2 and report.internal_links == 6, report
+    assert report.images == 3 and report.internal_links == 6, report
 
 
 def test_each_failed_request_reported_once(broken):
