@@ -1,7 +1,10 @@
 """Every diagram draws, renders to PNG, keeps its text inside the figure and free of overlaps, and
-checks its keyword arguments."""
+checks its keyword arguments; every public function of a part module is a registered diagram."""
+import importlib
+import inspect
 import io
 import itertools
+import pkgutil
 
 import matplotlib
 
@@ -98,6 +101,18 @@ def test_registry_holds_the_public_functions():
     for name, function in DIAGRAMS.items():
         assert getattr(diagrams, name) is function
         assert function.__doc__
+
+
+def test_every_public_function_of_a_part_module_is_registered():
+    parts = [m.name for m in pkgutil.iter_modules(diagrams.__path__) if not m.name.startswith("_")]
+    assert not set(parts) & set(DIAGRAMS), "a diagram named like a part module would hide the module"
+    for part in parts:
+        module = importlib.import_module(f"lmcourse.diagrams.{part}")
+        for name, value in vars(module).items():
+            if inspect.isfunction(value) and value.__module__ == module.__name__ and not name.startswith("_"):
+                assert DIAGRAMS.get(name) is value, (
+                    f"{module.__name__}.{name} is not in DIAGRAMS: decorate it with @diagram, list its "
+                    "module in lmcourse/diagrams/__init__.py, and give no two diagrams the same name")
 
 
 @pytest.mark.parametrize(("name", "kwargs", "error", "argument"), BAD,

@@ -1,0 +1,147 @@
+"""Diagrams for chapter 6: encoder-decoder RNNs without and with attention, and scaled dot-product
+and multi-head attention."""
+from collections.abc import Sequence
+from itertools import pairwise
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from lmcourse.diagrams._drawing import (
+    FONT,
+    SMALL,
+    TITLE,
+    Box,
+    _arrow,
+    _box,
+    _canvas,
+    _divider,
+    _edge,
+    _node,
+    _spread,
+    _stack,
+    _text,
+    _token_row,
+    diagram,
+)
+from lmcourse.validate import check_int, check_type
+
+
+def _seq_row(ax: Axes, xs: Sequence[float], y: float, names: Sequence[str], kind: str) -> list[Box]:
+    """A row of RNN states or tokens named with math symbols, linked left to right if recurrent."""
+    boxes = _token_row(ax, names, xs, y, w=0.62, h=0.42, kinds=kind, size=11)
+    if kind == "recurrent":
+        for a, b in pairwise(boxes):
+            _arrow(ax, a.right, b.left)
+    return boxes
+
+
+@diagram
+def seq2seq_attention(*, step: int = 2) -> Figure:
+    """Encoder-decoder RNNs: (a) the whole source squeezed into one fixed vector c; (b) with
+    attention (Bahdanau et al., 2015), decoder step ``step`` builds its own context c_i from all
+    the encoder states."""
+    check_int(step, "step", minimum=1, maximum=3)
+    fig, ax = _canvas(9.0, 6.9)
+    enc_x = _spread(2.0, 4, 0.95)
+    src = [rf"$x_{j}$" for j in range(1, 5)]
+
+    _text(ax, 0.1, 6.6, "(a) one fixed vector between encoder and decoder (Sutskever et al., 2014; "
+          "Cho et al., 2014)", size=FONT, bold=True, ha="left")
+    dec_x = _spread(7.3, 3, 0.95)
+    tokens = _seq_row(ax, enc_x, 4.55, src, "input")
+    enc = _seq_row(ax, enc_x, 5.35, [rf"$h_{j}$" for j in range(1, 5)], "recurrent")
+    for a, b in zip(tokens, enc, strict=True):
+        _arrow(ax, a.top, b.bottom)
+    c = _box(ax, 5.05, 5.35, 0.62, 0.42, r"$c$", "attention", size=12)
+    _text(ax, 5.05, 4.95, "(B, H), however\nlong the source", size=SMALL, va="top")
+    dec = _seq_row(ax, dec_x, 5.35, [rf"$s_{i}$" for i in range(1, 4)], "recurrent")
+    _arrow(ax, enc[-1].right, c.left)
+    _arrow(ax, c.right, dec[0].left)
+    for i, box in enumerate(dec):
+        out = _box(ax, box.x, 6.1, 0.62, 0.38, rf"$y_{i + 1}$", "output", size=11)
+        _arrow(ax, box.top, out.bottom)
+    _text(ax, 8.9, 4.6, "each step also reads its previous output\n(and c itself, in Cho et al.'s model)",
+          size=SMALL, ha="right")
+    _divider(ax, (0.1, 4.2), (8.9, 4.2))
+
+    _text(ax, 0.1, 3.95, "(b) with attention (Bahdanau et al., 2015): a new context vector at "
+          "every decoder step", size=FONT, bold=True, ha="left")
+    tokens = _seq_row(ax, enc_x, 0.45, src, "input")
+    enc = _seq_row(ax, enc_x, 1.25, [rf"$h_{j}$" for j in range(1, 5)], "recurrent")
+    for a, b in pairwise(enc):       # the encoder is bidirectional: a second chain backwards
+        _arrow(ax, (b.left[0], b.y - 0.12), (a.right[0], a.y - 0.12))
+    for a, b in zip(tokens, enc, strict=True):
+        _arrow(ax, a.top, b.bottom)
+    _text(ax, enc[-1].right[0] + 0.15, 1.25,
+          r"bidirectional encoder: $h_j = [\overrightarrow{h}_j; \overleftarrow{h}_j]$", size=SMALL,
+          ha="left")
+    dec = _seq_row(ax, _spread(6.4, 3, 1.3), 3.0, [rf"$s_{i}$" for i in range(1, 4)], "recurrent")
+    for i, box in enumerate(dec):
+        out = _box(ax, box.x, 3.6, 0.62, 0.32, rf"$y_{i + 1}$", "output", size=11)
+        _arrow(ax, box.top, out.bottom)
+    target, y_bus, weight = dec[step - 1], 2.1, dict(color="#B07000")
+    ctx = _node(ax, target.x, y_bus, "Σ")
+    _arrow(ax, ctx.top, target.bottom)
+    _text(ax, ctx.x + 0.25, y_bus, r"$c_i = \sum_j \alpha_{ij} h_j$", size=11, ha="left")
+    for j, (box, alpha) in enumerate(zip(enc, (0.1, 0.6, 0.2, 0.1), strict=True), start=1):
+        _arrow(ax, box.top, (box.x, y_bus), head=False, lw=0.8 + 5 * alpha, **weight)
+        _text(ax, box.x + 0.1, 1.8, rf"$\alpha_{{i{j}}}$", size=11, ha="left")
+    _arrow(ax, (enc[0].x, y_bus), ctx.left, lw=1.4, **weight)
+    _text(ax, 0.55, y_bus + 0.12, r"$\alpha_{ij} = \mathrm{softmax}_j\; a(s_{i-1}, h_j)$", size=11,
+          ha="left", va="bottom")
+    if step > 1:
+        query = dec[step - 2]
+        _arrow(ax, query.bottom, (ctx.x - 0.12, ctx.y + 0.12), dashed=True)
+        _text(ax, query.x - 0.1, 2.5, r"query $s_{i-1}$", size=SMALL, ha="right")
+    return fig
+
+
+@diagram
+def attention(*, shapes: bool = True) -> Figure:
+    """Vaswani et al. (2017), Figure 2 redrawn: scaled dot-product attention (left) and multi-head
+    attention (right), with tensor shapes on the edges when ``shapes``."""
+    check_type(shapes, "shapes", bool)
+    fig, ax = _canvas(9.0, 6.2)
+
+    def shape(text: str) -> str:
+        return text if shapes else ""
+
+    _text(ax, 2.15, 5.9, "Scaled dot-product attention", size=TITLE, bold=True)
+    col, w = 1.3, 1.7
+    q, k, v = (_box(ax, x, 0.8, 0.9, 0.42, name, "input", size=11) for x, name in
+               ((0.75, "Q"), (1.85, "K"), (3.6, "V")))
+    if shapes:
+        _text(ax, 2.2, 0.3, "Q, K, V:  (B, h, T, d_k) each", size=SMALL)
+    mm1 = _box(ax, col, 1.7, w, 0.42, "MatMul   Q Kᵀ", "attention")
+    scale = _box(ax, col, 2.5, w, 0.42, "Scale   ÷ √d_k", "attention")
+    mask = _box(ax, col, 3.3, w, 0.42, "Mask (optional)", "attention", dashed=True)
+    soft = _box(ax, col, 4.1, w, 0.42, "SoftMax over keys", "attention")
+    mm2 = _box(ax, col, 4.9, w, 0.42, "MatMul   weights · V", "attention")
+    _arrow(ax, q.top, (col - 0.3, mm1.bottom[1]))
+    _arrow(ax, k.top, (col + 0.3, mm1.bottom[1]))
+    _edge(ax, mm1.top, scale.bottom, shape("scores (B, h, T, T)"))
+    _arrow(ax, scale.top, mask.bottom)
+    _edge(ax, mask.top, soft.bottom, "hidden keys → −∞")
+    _edge(ax, soft.top, mm2.bottom, shape("weights (B, h, T, T)"))
+    _arrow(ax, v.top, (v.x, mm2.y), mm2.right)
+    _edge(ax, mm2.top, (col, 5.55), shape("(B, h, T, d_k)"))
+    _divider(ax, (4.45, 0.2), (4.45, 6.0))
+
+    _text(ax, 6.75, 5.9, "Multi-head attention", size=TITLE, bold=True)
+    xs = (5.45, 6.75, 8.05)
+    heads = _stack(ax, 6.75, 2.75, 3.5, 0.5, "Scaled dot-product attention", "attention")
+    _text(ax, 5.05, 3.22, "h heads in parallel", size=SMALL, ha="left", va="bottom")
+    for x, name in zip(xs, "QKV", strict=True):
+        inp = _box(ax, x, 0.8, 0.9, 0.42, name, "input", size=11)
+        lin = _stack(ax, x, 1.7, 0.9, 0.42, "Linear", "feedforward")
+        _arrow(ax, inp.top, lin.bottom)
+        _edge(ax, lin.top, (x, heads.bottom[1]), shape("(B, h, T, d_k)") if name == "V" else "",
+              side="left")
+    if shapes:
+        _text(ax, 6.75, 0.3, "Q, K, V:  (B, T, d_model) each;   d_k = d_model / h", size=SMALL)
+    concat = _box(ax, 6.75, 3.75, 1.6, 0.42, "Concat", "attention")
+    out = _box(ax, 6.75, 4.6, 1.6, 0.42, "Linear", "feedforward")
+    _edge(ax, heads.top, concat.bottom, shape("(B, h, T, d_k)"))
+    _edge(ax, concat.top, out.bottom, shape("(B, T, h·d_k) = (B, T, d_model)"))
+    _edge(ax, out.top, (6.75, 5.35), shape("(B, T, d_model)"))
+    return fig

@@ -1,0 +1,188 @@
+"""Diagrams for chapters 7-9: the Transformer's encoder and decoder layers, the decoder-only design
+beside the encoder-decoder, and what ELMo, GPT and BERT each see."""
+from collections.abc import Callable
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from lmcourse.diagrams._drawing import (
+    FONT,
+    SMALL,
+    TEXT,
+    TITLE,
+    Box,
+    _arrow,
+    _box,
+    _canvas,
+    _divider,
+    _dot,
+    _edge,
+    _grid,
+    _spread,
+    _stack,
+    _text,
+    diagram,
+)
+from lmcourse.validate import check_int, check_type
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 7: the Transformer
+
+
+def _sublayer(ax: Axes, x: float, y: float, text: str, kind: str, side: float) -> tuple[Box, Box]:
+    """A sub-layer centred at ``(x, y)`` and its Add & Norm above it; the residual path leaves the
+    incoming arrow just below the sub-layer and runs at x = ``side``. Returns both boxes."""
+    block = _box(ax, x, y, 2.7, 0.5, text, kind, size=SMALL if "\n" in text else FONT)
+    norm = _box(ax, x, y + 0.8, 2.7, 0.4, "Add & Norm", "norm")
+    _arrow(ax, block.top, norm.bottom)
+    split = y - 0.4
+    _dot(ax, x, split)
+    edge = norm.left if side < x else norm.right
+    _arrow(ax, (x, split), (side, split), (side, norm.y), edge)
+    return block, norm
+
+
+@diagram
+def transformer_layers(*, shapes: bool = True) -> Figure:
+    """Vaswani et al. (2017): one encoder layer (self-attention, feed-forward) and one decoder layer
+    (masked self-attention, cross-attention over the encoder output, feed-forward), each sub-layer
+    followed by a residual add and LayerNorm (post-LN, as in the paper)."""
+    check_type(shapes, "shapes", bool)
+    fig, ax = _canvas(9.0, 7.0)
+    ex, dx = 2.3, 6.4
+    _text(ax, ex, 6.7, "Encoder layer (× N)", size=TITLE, bold=True)
+    _text(ax, dx, 6.7, "Decoder layer (× N)", size=TITLE, bold=True)
+    ff_text = "Feed-forward\nd_model → d_ff → d_model"
+
+    def weights(shape: str) -> str:
+        return f"\nweights {shape}" if shapes else ""
+
+    attn, norm1 = _sublayer(ax, ex, 1.2, "Multi-head self-attention" + weights("(B, h, S, S)"),
+                            "attention", 0.65)
+    ff, norm2 = _sublayer(ax, ex, 3.0, ff_text, "feedforward", 0.65)
+    _edge(ax, (ex, 0.2), attn.bottom, "(B, S, d_model)" if shapes else "", at=0.35)
+    _arrow(ax, norm1.top, ff.bottom)
+    top = 4.75
+    _arrow(ax, norm2.top, (ex, top), (4.4, top), (4.4, 3.0), (dx - 1.35, 3.0))
+    _text(ax, 3.35, top + 0.07, "encoder output" + (" (B, S, d_model)" if shapes else ""),
+          size=SMALL, va="bottom")
+    _text(ax, 4.5, 3.07, "K, V", size=SMALL, ha="left", va="bottom")
+
+    masked, norm1 = _sublayer(ax, dx, 1.2, "Masked multi-head self-attention" + weights("(B, h, T, T)"),
+                              "attention", 8.1)
+    cross, norm2 = _sublayer(ax, dx, 3.0, "Multi-head cross-attention" + weights("(B, h, T, S)"),
+                             "attention", 8.1)
+    ff, norm3 = _sublayer(ax, dx, 4.8, ff_text, "feedforward", 8.1)
+    _edge(ax, (dx, 0.2), masked.bottom, "(B, T, d_model)" if shapes else "", side="left", at=0.35)
+    _edge(ax, norm1.top, cross.bottom, "Q", side="left", size=FONT)
+    _arrow(ax, norm2.top, ff.bottom)
+    _edge(ax, norm3.top, (dx, 6.35), "(B, T, d_model)" if shapes else "", side="left")
+    for x in (0.65, 8.1):                                      # the residual paths, named once per layer
+        ax.text(x + (0.06 if x < 4 else -0.06), 1.5, "residual", fontsize=SMALL, color=TEXT,
+                ha="left" if x < 4 else "right", va="center", rotation=90, zorder=5)
+    _text(ax, 0.2, 5.9, "Post-LN, as in the 2017 paper: each sub-layer\n"
+          "gives LayerNorm(x + Sublayer(x)). GPT-2 and most\n"
+          "later models use pre-LN: x + Sublayer(LayerNorm(x)).\n"
+          "The residual path carries x past every sub-layer.", size=SMALL, ha="left")
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapters 8-9: GPT and BERT
+
+
+@diagram
+def decoder_only(*, shapes: bool = True) -> Figure:
+    """An encoder-decoder Transformer (Vaswani et al., 2017; T5) beside a decoder-only one (GPT):
+    GPT keeps the decoder's masked self-attention and feed-forward layers, drops the encoder and the
+    cross-attention, and reads the prompt and its continuation as one sequence."""
+    check_type(shapes, "shapes", bool)
+    fig, ax = _canvas(9.0, 5.2)
+    _divider(ax, (4.6, 0.5), (4.6, 5.0))
+    _text(ax, 2.3, 4.85, "Encoder-decoder (Transformer, T5)", size=TITLE, bold=True)
+    _text(ax, 6.8, 4.85, "Decoder-only (GPT)", size=TITLE, bold=True)
+
+    ex, dx = 1.25, 3.4
+    source = _box(ax, ex, 0.75, 1.7, 0.42, "source text", "input", size=SMALL)
+    target = _box(ax, dx, 0.75, 1.7, 0.42, "target, shifted right", "input", size=SMALL)
+    encoder = _stack(ax, ex, 2.3, 1.7, 1.1, "Encoder × N\nself-attention\n(sees all)\n+ FFN", "attention",
+                     size=SMALL)
+    decoder = _stack(ax, dx, 2.3, 1.7, 1.1, "Decoder × N\nmasked self-attn\n+ cross-attn\n+ FFN",
+                     "attention", size=SMALL)
+    out = _box(ax, dx, 3.95, 1.7, 0.42, "next target token", "output", size=SMALL)
+    _arrow(ax, source.top, encoder.bottom)
+    _arrow(ax, target.top, decoder.bottom)
+    _edge(ax, encoder.right, decoder.left, "K, V", side="above")
+    _arrow(ax, decoder.top, out.bottom)
+
+    gx = 6.8
+    text = _box(ax, gx, 0.75, 2.6, 0.42, "prompt + text generated so far", "input", size=SMALL)
+    blocks = _stack(ax, gx, 2.3, 2.6, 1.1, "Decoder block × N\nmasked self-attention + FFN\n(no encoder, "
+                    "no cross-attention)", "attention", size=SMALL)
+    nxt = _box(ax, gx, 3.95, 2.6, 0.42, "next token (softmax over V)", "output", size=SMALL)
+    _edge(ax, text.top, blocks.bottom, "(B, T, d_model)" if shapes else "", at=0.45)
+    _arrow(ax, blocks.top, nxt.bottom)
+    _text(ax, 4.6, 0.2, "Both generate left to right; only the encoder-decoder reads its input with "
+          "attention that sees both sides.", size=SMALL)
+    return fig
+
+
+@diagram
+def what_each_model_sees(*, position: int = 2, matrices: bool = True) -> Figure:
+    """What ELMo, GPT and BERT may look at to predict the word at ``position`` (0-based, in a
+    five-word sentence); with ``matrices``, a second row of T x T visibility grids (row i: the
+    positions that the vector at position i is computed from)."""
+    words = ["the", "cat", "sat", "on", "mat"]
+    check_int(position, "position", minimum=1, maximum=len(words) - 2)
+    check_type(matrices, "matrices", bool)
+    low = 2.6 if matrices else 0.0
+    fig, ax = _canvas(9.0, 3.0 + low)
+    n, word = len(words), words[position]
+
+    def row(cx: float, y: float, visible: Callable[[int], bool], kind: str, target: str,
+            target_kind: str) -> None:
+        """One token row: the target position outlined, the visible ones coloured ``kind``."""
+        for k, (x, w) in enumerate(zip(_spread(cx, n, 0.56), words, strict=True)):
+            if k == position:
+                _box(ax, x, y, 0.52, 0.36, target, target_kind, size=SMALL, lw=2.2)
+            else:
+                _box(ax, x, y, 0.52, 0.36, w, kind if visible(k) else "input", size=SMALL)
+
+    centres = (1.5, 4.5, 7.5)
+    heads = (("ELMo", "two one-way LMs, concatenated"), ("GPT", "left to right only"),
+             ("BERT", "both sides at once"))
+    for cx, (name, sub) in zip(centres, heads, strict=True):
+        _text(ax, cx, low + 2.75, name, size=TITLE, bold=True)
+        _text(ax, cx, low + 2.48, sub, size=SMALL, italic=True)
+    cx = centres[0]
+    _text(ax, cx, low + 2.15, "left-to-right LM", size=SMALL)
+    row(cx, low + 1.85, lambda k: k < position, "visible", "?", "op")
+    _text(ax, cx, low + 1.42, "right-to-left LM", size=SMALL)
+    row(cx, low + 1.12, lambda k: k > position, "visible_back", "?", "op")
+    _text(ax, cx, low + 0.6, f"each predicts “{word}” from one side;\ntrained together, sharing the token\n"
+          "layer and the softmax", size=SMALL)
+    cx = centres[1]
+    row(cx, low + 1.5, lambda k: k < position, "visible", "?", "op")
+    _text(ax, cx, low + 0.8, f"predicts “{word}” from the words\nbefore it; later ones are hidden",
+          size=SMALL)
+    cx = centres[2]
+    row(cx, low + 1.5, lambda k: True, "visible", "[MASK]", "masked")
+    _text(ax, cx, low + 0.8, f"“{word}” is replaced by [MASK] and\npredicted from both sides",
+          size=SMALL)
+    if matrices:
+        _divider(ax, (0.2, low + 0.25), (8.8, low + 0.25))
+        cell, top = 0.3, low - 0.5
+        _text(ax, 4.5, low + 0.02, "row i: the positions that the vector at position i is computed from",
+              size=SMALL, italic=True)
+        grids = (
+            [[("visible", "visible_back") if i == j else "visible" if j < i else "visible_back"
+              for j in range(n)] for i in range(n)],
+            [["visible" if j <= i else "input" for j in range(n)] for i in range(n)],
+            [["visible"] * n for _ in range(n)],
+        )
+        notes = ("blue: left-to-right, orange: right-to-left", "causal: position i sees j ≤ i",
+                 "every position sees every position")
+        for cx, cells, note in zip(centres, grids, notes, strict=True):
+            _grid(ax, cells, cx - n * cell / 2 + 0.15, top, cell, words)
+            _text(ax, cx, 0.15, note, size=SMALL)
+    return fig
