@@ -9,7 +9,7 @@ include numerics.env
 REFERENCE_SETTINGS := $(shell sed -n 's/^\([A-Z_][A-Z0-9_]*\)=.*/\1/p' numerics.env)
 export $(REFERENCE_SETTINGS)
 
-.PHONY: setup test test-fast-paths fingerprint book execute pretrain pretrain-check browser-test bench bench-smoke lock clean
+.PHONY: setup lint test test-fast-paths fingerprint book execute pretrain pretrain-check browser-test bench bench-smoke lock clean
 
 # The reference environment: the exact versions and hashes of requirements.lock
 $(STAMP): requirements.lock pyproject.toml
@@ -20,6 +20,10 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# One linter, ruff (its rules: pyproject.toml), over the package, tests, scripts and the chapters' notebooks
+lint: $(STAMP)
+	$(BIN)/ruff check lmcourse tests benchmarks scripts browser_tests chapters
 
 # Unit tests and every notebook, strict, under the reference settings (see conftest.py)
 test: $(STAMP)

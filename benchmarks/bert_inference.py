@@ -44,7 +44,8 @@ def run(smoke: bool) -> Result:
     batches = [tokenizer.batch_encode(sentences[i * B:(i + 1) * B]) for i in range(n_batches)]
     ids = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(" ".join(documents)))
     ids = torch.tensor(ids[:B * (T - 2)]).view(B, T - 2)
-    windows = {"input_ids": torch.cat([torch.full((B, 1), tokenizer.cls_id), ids, torch.full((B, 1), tokenizer.sep_id)], 1)}
+    windows = {"input_ids": torch.cat([torch.full((B, 1), tokenizer.cls_id), ids,
+                                       torch.full((B, 1), tokenizer.sep_id)], 1)}
     windows["attention_mask"] = torch.ones_like(windows["input_ids"])
     workloads = {"sentences": batches, "full windows": [windows]}
     figures, details, checks = {}, {}, {}
@@ -53,8 +54,9 @@ def run(smoke: bool) -> Result:
             real = [b["attention_mask"].bool() for b in work]
             difference = max((ours(**b).last_hidden_state - theirs(**b).last_hidden_state)[r].abs().max().item()
                              for b, r in zip(work, real))
-            figures[name], ratios, best = _median_ratio(lambda: [ours(**b) for b in work],
-                                                        lambda: [theirs(**b) for b in work], repeats, trials, block)
+            figures[name], ratios, best = _median_ratio(lambda work=work: [ours(**b) for b in work],
+                                                        lambda work=work: [theirs(**b) for b in work],
+                                                        repeats, trials, block)
             positions = sum(b["attention_mask"].numel() for b in work)
             tokens = sum(int(r.sum()) for r in real)
             details[name] = {"batches": f"{len(work)} x {tuple(work[0]['input_ids'].shape)}, "

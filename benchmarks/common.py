@@ -121,9 +121,11 @@ def main(run: Callable[[bool], Result]) -> None:
 
     Prints the details, then the verdict as the last line; exits 1 when a target is missed.
     """
+    from lmcourse.cli import output_file
+
     parser = argparse.ArgumentParser(description=sys.modules["__main__"].__doc__)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: check it runs, not the target")
-    parser.add_argument("--json", type=Path, help="also write the result (and the machine) to this file")
+    parser.add_argument("--json", type=output_file, help="also write the result (and the machine) to this file")
     args = parser.parse_args()
     import torch
     torch.set_num_threads(THREADS)
@@ -131,6 +133,7 @@ def main(run: Callable[[bool], Result]) -> None:
     for key, value in result.details.items():
         print(f"  {key}: {value}")
     if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"machine": machine(), **asdict(result), "passed": result.passed,
                                          "line": result.line()}, indent=2) + "\n")
     print(result.line())

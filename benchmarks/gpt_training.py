@@ -43,8 +43,9 @@ def attention_milliseconds(lengths: tuple[int, ...], tokens: int, repeats: int) 
     for T in lengths:
         q, k, v = (torch.randn(max(1, tokens // T), h, T, d, requires_grad=True) for _ in range(3))
         grad = torch.randn_like(q)
-        ways = {"batched products": lambda: batched_causal_attention(q, k, v).backward(grad),
-                "fused kernel": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(grad)}
+        ways = {"batched products": lambda q=q, k=k, v=v, grad=grad: batched_causal_attention(q, k, v).backward(grad),
+                "fused kernel": lambda q=q, k=k, v=v, grad=grad:
+                    F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(grad)}
         for way, seconds in interleaved_best(ways, repeats=repeats, warmup=2).items():
             times[way][T] = round(1000 * seconds, 2)
     return times

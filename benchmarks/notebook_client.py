@@ -114,7 +114,19 @@ def execute_in_place(paths: list[str], timeout: int = 600) -> None:
         print(f"{path}: {sum(client.cell_seconds.values()):.0f} s", flush=True)
 
 
-if __name__ == "__main__":
-    import sys
+def main(argv: list[str] | None = None) -> None:
+    """``python -m benchmarks.notebook_client NOTEBOOK ...`` (``make execute``)."""
+    import argparse
 
-    execute_in_place(sys.argv[1:])
+    from lmcourse.cli import notebook_file, positive_int
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.notebook_client",
+                                     description="Run notebooks top to bottom and save their outputs in place.")
+    parser.add_argument("notebooks", nargs="+", type=notebook_file, metavar="NOTEBOOK", help=".ipynb files")
+    parser.add_argument("--timeout", type=positive_int, default=600, help="seconds a cell may take (default: 600)")
+    args = parser.parse_args(argv)
+    execute_in_place([str(p) for p in args.notebooks], timeout=args.timeout)
+
+
+if __name__ == "__main__":
+    main()

@@ -51,7 +51,8 @@ def run(smoke: bool) -> Result:
                  "words/s": {k: round(v) for k, v in words_s.items()},
                  "versions": versions("transformers", "tokenizers")},
         checks={"documents whose ids differ": check(mismatches, 0, at_most=True),
-                "x Rust tokenizers' words/s": check(words_s["lmcourse"] / words_s["tokenizers (Rust)"], 1.0, speed=True),
+                "x Rust tokenizers' words/s": check(words_s["lmcourse"] / words_s["tokenizers (Rust)"], 1.0,
+                                                    speed=True),
                 "documents whose ids differ from Rust's": check(rust_mismatches, 0, at_most=True)})
 
 

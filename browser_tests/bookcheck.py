@@ -167,7 +167,7 @@ class _Anchors(HTMLParser):
                 self.anchors.add(value)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def anchors(path: Path) -> frozenset[str]:
     """Every ``id`` (and ``<a name>``) in an HTML file: the targets a ``#fragment`` may name."""
     parser = _Anchors()
@@ -216,7 +216,7 @@ _COLLECT = """() => {
         expected: parseInt(d.dataset.numquestions, 10),
         shown: [...d.querySelectorAll('.Quiz')].filter(visible).length})),
   };
-}""" % (WIDGET_VIEW, WIDGET_STATE, QUIZ)
+}""" % (WIDGET_VIEW, WIDGET_STATE, QUIZ)  # noqa: UP031 (JavaScript: its braces would need doubling)
 
 _IMAGES_SETTLED = """() => Promise.all([...document.images].map(img => {
   img.loading = 'eager';
@@ -228,10 +228,10 @@ _WIDGETS_RENDERED = """() => {
   if (views.length && typeof window.require === 'undefined') return true;  // no manager to wait for
   return [...views].every(s => { const a = s.previousElementSibling;
       return a && a.classList.contains('widget-subarea') && a.querySelector('.jupyter-widgets'); });
-}""" % WIDGET_VIEW
+}""" % WIDGET_VIEW  # noqa: UP031 (JavaScript: its braces would need doubling)
 
 _QUIZZES_RENDERED = """() => [...document.querySelectorAll('%s')].every(
-    d => d.querySelector('.Quiz'))""" % QUIZ
+    d => d.querySelector('.Quiz'))""" % QUIZ  # noqa: UP031 (JavaScript: its braces would need doubling)
 
 _MATHJAX_DONE = """() => (window.MathJax && MathJax.startup && MathJax.startup.promise)
     ? MathJax.startup.promise.then(() => true) : true"""

@@ -4,7 +4,6 @@ and the book test itself, run on each site, fails and passes accordingly."""
 import base64
 import io
 import json
-import re
 import shutil
 import subprocess
 import sys

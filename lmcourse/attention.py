@@ -328,7 +328,8 @@ class PretrainedFirstLayer(nn.Module):
         self.tokenizer.no_padding()
         self.tokenizer.no_truncation()
         with safe_open(str(root / "model.safetensors"), framework="pt") as f:
-            t = {k: f.get_tensor(k) for k in f.keys() if k.startswith(("embeddings.", "encoder.layer.0.attention.self"))}
+            t = {k: f.get_tensor(k) for k in f.keys()
+                 if k.startswith(("embeddings.", "encoder.layer.0.attention.self"))}
         self.word = nn.Embedding.from_pretrained(t["embeddings.word_embeddings.weight"])
         self.position = nn.Embedding.from_pretrained(t["embeddings.position_embeddings.weight"])
         self.segment = nn.Embedding.from_pretrained(t["embeddings.token_type_embeddings.weight"])

@@ -21,8 +21,16 @@ from lmcourse.attention import MultiHeadAttention, causal_mask, padding_mask
 from lmcourse.masking import IGNORE_INDEX, mask_tokens
 from lmcourse.seed import DEFAULT_DEVICE
 from lmcourse.tokenize import WordPieceTokenizer, pad_encodings
-from lmcourse.validate import (check_float, check_int, check_nonempty, check_state_fits, check_token_ids,
-                               check_type, load_config, load_safetensors)
+from lmcourse.validate import (
+    check_float,
+    check_int,
+    check_nonempty,
+    check_state_fits,
+    check_token_ids,
+    check_type,
+    load_config,
+    load_safetensors,
+)
 
 
 @dataclass

@@ -272,7 +272,8 @@ def nearest_centroid_accuracy(train_x: torch.Tensor, train_y: torch.Tensor,
     """Accuracy of the nearest-class-mean classifier fitted on (train_x (N, D), train_y (N,) in {0, 1})
     on (test_x (M, D), test_y (M,)); ties (identical centroids) go to class 0."""
     if train_x.dim() != 2 or test_x.dim() != 2 or train_x.size(1) != test_x.size(1):
-        raise ValueError(f"train_x and test_x must be (N, D) and (M, D), got {tuple(train_x.shape)}, {tuple(test_x.shape)}")
+        raise ValueError(f"train_x and test_x must be (N, D) and (M, D), "
+                         f"got {tuple(train_x.shape)}, {tuple(test_x.shape)}")
     y = train_y.long()
     if set(y.unique().tolist()) != {0, 1}:
         raise ValueError("train_y must contain both classes 0 and 1")
@@ -291,7 +292,8 @@ def sense_probe(layers: torch.Tensor, labels: torch.Tensor, folds: int = 5, repe
     Returns accuracies (L+1, repeats * folds).
     """
     if layers.dim() != 3 or labels.shape != (layers.size(1),):
-        raise ValueError(f"layers must be (L+1, N, D) and labels (N,), got {tuple(layers.shape)}, {tuple(labels.shape)}")
+        raise ValueError(f"layers must be (L+1, N, D) and labels (N,), "
+                         f"got {tuple(layers.shape)}, {tuple(labels.shape)}")
     check_int(folds, "folds", minimum=2)
     check_int(repeats, "repeats", minimum=1)
     labels = labels.long()

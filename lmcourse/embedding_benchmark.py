@@ -14,11 +14,13 @@ import argparse
 import json
 import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 from gensim.models import Word2Vec as GensimWord2Vec
 
+from lmcourse.cli import output_file, positive_int
 from lmcourse.cooccurrence import cooccurrence_matrix, ppmi, svd_embeddings
 from lmcourse.data import analogy_questions, simlex999, wiki_articles, wordsim353
 from lmcourse.glove import train_glove
@@ -68,19 +70,24 @@ def train_all(sentences: list[list[str]], seeds) -> tuple[dict, dict, list[str]]
     X = cooccurrence_matrix(ids, len(vocab), window=COOCCURRENCE_WINDOW)
     vectors, seconds = {}, dict.fromkeys(METHODS, 0.0)
 
-    def timed(method, seed, make):
+    @contextmanager
+    def timed(method):
         start = time.perf_counter()
-        vectors[method, seed] = make()
+        yield
         seconds[method] += time.perf_counter() - start
 
     for seed in seeds:
         for name in WORD2VEC_BUDGETS:
-            timed(name, seed, lambda: WordVectors(train_word2vec(ids, len(vocab), seed=seed, **WORD2VEC_COMMON,
-                                                                 **WORD2VEC_BUDGETS[name])[0].vectors, vocab.itos))
-            timed("gensim " + name, seed, lambda: gensim_word2vec(sentences, name, seed))
-        timed("GloVe", seed, lambda: WordVectors(train_glove(X, seed=seed, **GLOVE)[0].vectors, vocab.itos))
+            with timed(name):
+                vectors[name, seed] = WordVectors(train_word2vec(ids, len(vocab), seed=seed, **WORD2VEC_COMMON,
+                                                                 **WORD2VEC_BUDGETS[name])[0].vectors, vocab.itos)
+            with timed("gensim " + name):
+                vectors["gensim " + name, seed] = gensim_word2vec(sentences, name, seed)
+        with timed("GloVe"):
+            vectors["GloVe", seed] = WordVectors(train_glove(X, seed=seed, **GLOVE)[0].vectors, vocab.itos)
         rng = np.random.default_rng(seed)
-        timed("random vectors", seed, lambda: WordVectors(rng.normal(size=(len(vocab), PPMI_DIM)), vocab.itos))
+        with timed("random vectors"):
+            vectors["random vectors", seed] = WordVectors(rng.normal(size=(len(vocab), PPMI_DIM)), vocab.itos)
     start = time.perf_counter()
     counted = WordVectors(svd_embeddings(ppmi(X), dim=PPMI_DIM), vocab.itos)   # no randomness: one for all seeds
     seconds["PPMI+SVD"] = time.perf_counter() - start
@@ -112,9 +119,10 @@ def score_all(vectors: dict, vocabulary: list[str], seeds) -> tuple[dict, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lmcourse.embedding_benchmark", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser = argparse.ArgumentParser(prog="python -m lmcourse.embedding_benchmark",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=positive_int, default=5, help="train every method with seeds 0..N-1")
+    parser.add_argument("--out", type=output_file, default=RESULTS, help="the JSON file to write")
     args = parser.parse_args(argv)
     sentences = tokenized_sentences(wiki_articles("train"))
     seeds = range(args.seeds)
@@ -126,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
               "tokens": sum(w in known for s in sentences for w in s),     # of words in the vocabulary
               "seeds": list(seeds), "settings": settings(), "coverage": coverage, "scores": scores,
               "seconds": {m: round(s, 1) for m, s in seconds.items()}}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_name(f".{args.out.name}.tmp")
     tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, args.out)

@@ -24,7 +24,7 @@ from lmcourse.attention import padding_mask
 from lmcourse.bert import BertModel
 from lmcourse.masking import IGNORE_INDEX
 from lmcourse.seed import set_seed
-from lmcourse.tokenize import Encoding, WordPieceTokenizer, pad_encodings
+from lmcourse.tokenize import WordPieceTokenizer, pad_encodings
 from lmcourse.train import fit
 from lmcourse.validate import check_int, check_nonempty, check_type
 
@@ -463,7 +463,8 @@ def task_scores(model: BertForTask, batch: dict) -> dict[str, float]:
         return {"accuracy": (out.argmax(-1) == batch["label"]).float().mean().item()}
     if model.task == "qa":
         s, e = best_span(*out, batch["context"])
-        kinds = [span_error_kind(*x) for x in zip(s.tolist(), e.tolist(), batch["start"].tolist(), batch["end"].tolist())]
+        kinds = [span_error_kind(*x)
+                 for x in zip(s.tolist(), e.tolist(), batch["start"].tolist(), batch["end"].tolist())]
         return {"exact": kinds.count("exact") / len(kinds), "overlap": kinds.count("overlap"),
                 "elsewhere": kinds.count("elsewhere")}
     keep = batch["labels"] != IGNORE_INDEX                                   # first piece of each word

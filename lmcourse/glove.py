@@ -3,7 +3,8 @@
     J = sum_{i,j: X_ij > 0} f(X_ij) (w_i . w~_j + b_i + b~_j - log X_ij)^2,
     f(x) = (x / x_max)^alpha if x < x_max else 1
 
-trained with AdaGrad (sparse updates: only the rows in a batch change) over the non-zero entries of X (from :func:`lmcourse.cooccurrence.cooccurrence_matrix`).
+trained with AdaGrad (sparse updates: only the rows in a batch change) over the non-zero entries of X
+(from :func:`lmcourse.cooccurrence.cooccurrence_matrix`).
 The word vectors handed out are w + w~, as in the paper.
 """
 import warnings

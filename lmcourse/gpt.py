@@ -21,8 +21,16 @@ from torch import nn
 from lmcourse.attention import MultiHeadAttention, causal_attention, causal_mask, scaled_dot_product_attention
 from lmcourse.sampling import greedy_next, sample_next
 from lmcourse.seed import DEFAULT_DEVICE
-from lmcourse.validate import (check_float, check_int, check_nonempty, check_state_fits, check_token_ids,
-                               check_type, load_config, load_safetensors)
+from lmcourse.validate import (
+    check_float,
+    check_int,
+    check_nonempty,
+    check_state_fits,
+    check_token_ids,
+    check_type,
+    load_config,
+    load_safetensors,
+)
 
 IGNORE_INDEX = -100  # targets with this value are left out of the loss (torch's default)
 KVCache = tuple[torch.Tensor, torch.Tensor]   # one layer's (keys, values), each (B, h, T, d_head)

@@ -5,10 +5,12 @@ Each milestone is dated by its first public appearance: the arXiv preprint where
 otherwise the conference (the NNLM at NIPS 2000, GloVe at EMNLP 2014) or the blog post and report
 (GPT, GPT-2).
 """
+import argparse
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from lmcourse.cli import output_file
 from lmcourse.plots import plot_timeline
 
 
@@ -94,5 +96,16 @@ def main(path: str = "figures/timeline.png") -> Path:
     return out
 
 
+def cli(argv: list[str] | None = None) -> int:
+    """``python -m lmcourse.history [--out PATH]``: write the timeline figure and print where."""
+    parser = argparse.ArgumentParser(prog="python -m lmcourse.history",
+                                     description="Draw the introduction's timeline figure.")
+    parser.add_argument("--out", type=output_file, default="figures/timeline.png",
+                        help="the PNG file to write (default: %(default)s)")
+    args = parser.parse_args(argv)
+    print(main(args.out))
+    return 0
+
+
 if __name__ == "__main__":
-    print(main())
+    raise SystemExit(cli())

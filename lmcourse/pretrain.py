@@ -30,9 +30,15 @@ from pathlib import Path
 import torch
 from safetensors.torch import load as safetensors_load, save as safetensors_bytes
 
-from lmcourse.bert import (BertConfig, BertForPreTraining, hf_state_dict as bert_hf_state, pretraining_losses,
-                           pretraining_metrics)
+from lmcourse.bert import (
+    BertConfig,
+    BertForPreTraining,
+    hf_state_dict as bert_hf_state,
+    pretraining_losses,
+    pretraining_metrics,
+)
 from lmcourse.bpe import END_OF_TEXT, BPETokenizer
+from lmcourse.cli import output_directory
 from lmcourse.data import lm_batches, news_documents, random_windows, wiki_articles
 from lmcourse.electra import BigramClozeGenerator, ReplacedTokenDetector, detection_metrics, rtd_batches, rtd_loss
 from lmcourse.elmo import BiLM, bilm_loss
@@ -354,16 +360,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"checkpoints to build, of {', '.join(NAMES)} (default: all)")
     parser.add_argument("--smoke", action="store_true", help="tiny settings: checks the code in about a minute")
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=output_directory, default=None,
                         help="write here instead of the package (required with --smoke)")
     parser.add_argument("--check", action="store_true",
                         help="rebuild and compare with the shipped files' recorded hashes; write nothing")
     args = parser.parse_args(argv)
     if args.smoke and (args.out is None or args.check):
         parser.error("--smoke needs --out (smoke checkpoints never replace the shipped ones) and no --check")
+    if args.check and args.out is not None:
+        parser.error("--check writes nothing: leave out --out")
     unknown = set(args.names) - set(NAMES)
     if unknown:
-        parser.error(f"unknown checkpoint {sorted(unknown)}: choose from {', '.join(NAMES)}")
+        parser.error(f"argument NAME: unknown checkpoint {', '.join(map(repr, sorted(unknown)))}; "
+                     f"choose from {', '.join(NAMES)}")
     records = manifest() if args.check else {}
     status = 0
     for name in args.names or NAMES:

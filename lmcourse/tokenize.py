@@ -1,7 +1,16 @@
 """Tokenizers: words and characters here; subword tokenizers live beside them."""
+import heapq
+import math
 import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 
-from lmcourse.validate import check_type
+import torch
+
+from lmcourse.validate import check_int, check_nonempty, check_type
 
 # A word is letters/digits, possibly joined by ' - or . (don't, well-known, 4.5, u.s);
 # any other non-space character is a token of its own.
@@ -27,16 +36,6 @@ def char_tokenize(text: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 # WordPiece (Schuster and Nakajima 2012; Wu et al. 2016), as BERT uses it (Devlin et al. 2019)
 # ---------------------------------------------------------------------------------------------
-import heapq
-import math
-import unicodedata
-from collections import Counter
-from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path
-
-from lmcourse.validate import check_int, check_nonempty
-
 #: BERT's special tokens, in the order the course's own vocabularies put them first
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -47,7 +46,7 @@ _ASCII_PIECES = re.compile(r"[a-z0-9]+|[^a-z0-9\s]")
 _ASCII_PIECES_CASED = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9\s]")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _char_kind(ch: str) -> str:
     """'drop' (NUL, U+FFFD, control), 'space', 'cjk', 'punct' or 'other', as BERT's cleanup sees it."""
     cp = ord(ch)
@@ -288,9 +287,8 @@ class WordPieceTokenizer:
         return Encoding(tokens, self.convert_tokens_to_ids(tokens), types)
 
     def batch_encode(self, texts: list[str], text_pairs: list[str] | None = None,
-                     max_length: int | None = None) -> dict[str, "torch.Tensor"]:
+                     max_length: int | None = None) -> dict[str, torch.Tensor]:
         """Encode and right-pad a batch: ``{'input_ids', 'token_type_ids', 'attention_mask'}``, each (B, T)."""
-        import torch
         check_nonempty(texts, "texts")
         if text_pairs is not None and len(text_pairs) != len(texts):
             raise ValueError(f"text_pairs must have len(texts) = {len(texts)} entries, got {len(text_pairs)}")
@@ -299,9 +297,8 @@ class WordPieceTokenizer:
         return pad_encodings(encs, self.pad_id)
 
 
-def pad_encodings(encodings: list[Encoding], pad_id: int) -> dict[str, "torch.Tensor"]:
+def pad_encodings(encodings: list[Encoding], pad_id: int) -> dict[str, torch.Tensor]:
     """Right-pad encodings to the longest: ``{'input_ids', 'token_type_ids', 'attention_mask'}`` (B, T)."""
-    import torch
     check_nonempty(encodings, "encodings")
     T = max(len(e.input_ids) for e in encodings)
     out = {"input_ids": torch.full((len(encodings), T), pad_id, dtype=torch.long),

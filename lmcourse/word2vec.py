@@ -457,7 +457,7 @@ def _train_compiled(sentences, ids: torch.Tensor, keep: torch.Tensor, table: tor
         from tqdm.auto import tqdm
         epoch_range = tqdm(epoch_range, desc="word2vec (compiled)")
 
-    def train(w, block, tables):                                  # worker w trains its block on tables
+    def train(epoch, w, block, tables):                           # worker w trains its block on tables
         a, b = block
         next_random[w], n = epoch_fn(corpus, starts[a:b + 1], keep, table, sigmoid, log_sigmoid, *tables, sg,
                                      window, negative, lr, min_lr_fraction, epoch * len(corpus),
@@ -467,7 +467,7 @@ def _train_compiled(sentences, ids: torch.Tensor, keep: torch.Tensor, table: tor
     with ThreadPoolExecutor(workers) as pool:
         for epoch in epoch_range:
             if workers == 1:
-                history.train_loss.extend(train(0, blocks[0], (W_in, W_out)))
+                history.train_loss.extend(train(epoch, 0, blocks[0], (W_in, W_out)))
                 continue
             for i in range(0, len(blocks), workers):             # a round: one block per worker
                 round_blocks = blocks[i:i + workers]
@@ -475,7 +475,8 @@ def _train_compiled(sentences, ids: torch.Tensor, keep: torch.Tensor, table: tor
                 for A_in, A_out in round_copies:                  # every worker starts from the same tables
                     np.copyto(A_in, W_in)
                     np.copyto(A_out, W_out)
-                for loss in pool.map(train, range(len(round_blocks)), round_blocks, round_copies):
+                for loss in pool.map(functools.partial(train, epoch), range(len(round_blocks)), round_blocks,
+                                     round_copies):
                     history.train_loss.extend(loss)
                 for A_in, A_out in round_copies:                  # what each worker changed,
                     A_in -= W_in

@@ -5,6 +5,7 @@ the option ``:name: correction-N``, in ``intro.md`` or in any chapter under ``ch
 links to each box itself. Run ``python scripts/corrections_index.py`` after adding one;
 ``tests/test_book_pages.py`` fails while the committed page is out of date.
 """
+import argparse
 import re
 import sys
 from pathlib import Path
@@ -61,7 +62,7 @@ def render(root: Path = ROOT) -> str:
         lines.append("No chapter has a correction box yet.\n")
         return "\n".join(lines)
     lines += ["| No. | What is right | Where |", "|---|---|---|"]
-    for number, title, doc, chapter in boxes:
+    for number, title, _doc, chapter in boxes:
         lines.append(f"| {number} | {title.replace('|', '&#124;')} | {{ref}}`{chapter} <correction-{number}>` |")
     numbers = sorted({b[0] for b in boxes})
     lines.append("")
@@ -79,4 +80,6 @@ def main() -> Path:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python scripts/corrections_index.py", description=__doc__.split("\n\n")[0])
+    parser.parse_args()
     print(main())

@@ -6,6 +6,7 @@ is listed in ``_toc.yml``; until then the glossary names it in plain text, so th
 builds. ``tests/test_book_pages.py`` checks that the committed page matches this list and that
 every link resolves.
 """
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -222,4 +223,12 @@ def main(chapters: list[str]) -> Path:
 
 
 if __name__ == "__main__":
-    print(main(sys.argv[1:] or list(CHAPTERS)))
+    parser = argparse.ArgumentParser(prog="python scripts/glossary.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", metavar="CHAPTER",
+                        help=f"chapters whose key-terms cell to update, of {', '.join(CHAPTERS)} (default: all)")
+    args = parser.parse_args()
+    unknown = [c for c in args.chapters if c not in CHAPTERS]
+    if unknown:
+        parser.error(f"argument CHAPTER: unknown chapter {', '.join(map(repr, unknown))}; "
+                     f"choose from {', '.join(CHAPTERS)}")
+    print(main(args.chapters or list(CHAPTERS)))

@@ -11,10 +11,10 @@ Usage: python scripts/numerics_fingerprint.py [THREADS]   (under the settings yo
 same settings and package versions compute these operations identically. Values recorded on
 several machines are in tests/data/numerics_fingerprints.json; tests/test_numerics.py compares.
 """
+import argparse
 import hashlib
 import json
 import platform
-import sys
 
 import numpy as np
 import scipy
@@ -95,6 +95,15 @@ def fingerprint(threads: int = 1) -> dict:
             "cpu_capability": torch.backends.cpu.get_cpu_capability(), "cpu": cpu_name()}
 
 
+def positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return int(text)
+
+
 if __name__ == "__main__":
-    threads = int(sys.argv[1]) if len(sys.argv) > 1 else 1
-    print(json.dumps(fingerprint(threads)))
+    parser = argparse.ArgumentParser(prog="python scripts/numerics_fingerprint.py",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("threads", type=positive_int, nargs="?", default=1, metavar="THREADS",
+                        help="torch's CPU threads (default: 1)")
+    print(json.dumps(fingerprint(parser.parse_args().threads)))

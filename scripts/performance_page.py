@@ -2,6 +2,7 @@
 ``python -m benchmarks.run --save``). ``tests/test_book_pages.py`` fails while the committed page
 is out of date with the committed results.
 """
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -111,11 +112,15 @@ WHAT = {
     "gpt_training": ("GPT training", "`lmcourse.gpt.GPT`", "`transformers.GPT2LMHeadModel`",
                      "tokens/s of forward + backward + AdamW step; model FLOP/s utilisation (MFU)"),
     "bert_inference": ("BERT inference", "`lmcourse.bert.BertModel`", "`transformers.BertModel`",
-                       "tokens/s, real MiniLM weights, padded batches of 32 news sentences (and full 32 x 128 windows); outputs equal to 1e-5"),
+                       "tokens/s, real MiniLM weights, padded batches of 32 news sentences "
+                       "(and full 32 x 128 windows); "
+                       "outputs equal to 1e-5"),
     "word2vec": ("word2vec", "`lmcourse.word2vec.train_word2vec`", "`gensim.models.Word2Vec`",
-                 "words/s, skip-gram with negative sampling, gensim on 2 worker threads (the course's engines and threads: see the details); WordSim-353 Spearman"),
+                 "words/s, skip-gram with negative sampling, gensim on 2 worker threads "
+                 "(the course's engines and threads: see the details); WordSim-353 Spearman"),
     "wordpiece": ("WordPiece tokenization", "`lmcourse.tokenize.WordPieceTokenizer`",
-                  "`transformers.BertTokenizerLegacy` (pure Python)", "words/s on the news corpus, also against Rust `tokenizers`' batch API; ids identical"),
+                  "`transformers.BertTokenizerLegacy` (pure Python)",
+                  "words/s on the news corpus, also against Rust `tokenizers`' batch API; ids identical"),
     "course_runtime": ("Whole course", "every chapter notebook", "(budget)",
                        "seconds to execute each chapter; seconds to build the book"),
 }
@@ -178,10 +183,13 @@ def render(root: Path = ROOT) -> str:
     out += ["## On a GPU\n",
             "Every figure above is from CPUs; this page has no GPU measurement. [Scaling up](scaling.md) "
             "gives the commands that train the course's GPT on one GPU or several "
-            "(`python -m lmcourse.scale --device cuda`, under `torchrun` for more than one), which print the tokens per second they reach.\n"]
+            "(`python -m lmcourse.scale --device cuda`, under `torchrun` for more than one), "
+            "which print the tokens per second they reach.\n"]
     return "\n".join(out).rstrip() + "\n"
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python scripts/performance_page.py", description=__doc__.split("\n\n")[0])
+    parser.parse_args()
     (ROOT / "performance.md").write_text(render(), encoding="utf-8")
     print("wrote performance.md")

@@ -10,6 +10,7 @@ chapter's own sections ("see 9.3"), and sentences that cite a paper (a ``{cite}`
 
 Usage: python scripts/prose_numbers.py chapters/*.ipynb   (lists unsupported numbers)
 """
+import argparse
 import json
 import re
 import sys
@@ -89,10 +90,19 @@ def unsupported_numbers(path: Path) -> list[str]:
             if not supported(digits, unit, numbers)]
 
 
+def notebook_file(text: str) -> Path:
+    path = Path(text)
+    if not path.is_file() or path.suffix != ".ipynb":
+        raise argparse.ArgumentTypeError(f"no such notebook (.ipynb file): {text!r}")
+    return path
+
+
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python scripts/prose_numbers.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", type=notebook_file, nargs="+", metavar="NOTEBOOK", help="chapter notebooks")
     status = 0
-    for name in sys.argv[1:]:
-        missing = unsupported_numbers(Path(name))
+    for name in parser.parse_args().notebooks:
+        missing = unsupported_numbers(name)
         print(f"{name}: {', '.join(missing) if missing else 'every number supported'}")
         status |= bool(missing)
     sys.exit(status)

@@ -6,9 +6,20 @@ import torch
 from torch import nn
 
 from lmcourse import set_seed
-from lmcourse.attention import (BATCHED_CAUSAL_MAX_POSITIONS, AdditiveScore, ConcatScore, DotScore, GeneralScore,
-                                MultiHeadAttention, attend, batched_causal_attention, causal_attention, causal_mask, padding_mask,
-                                scaled_dot_product_attention)
+from lmcourse.attention import (
+    BATCHED_CAUSAL_MAX_POSITIONS,
+    AdditiveScore,
+    ConcatScore,
+    DotScore,
+    GeneralScore,
+    MultiHeadAttention,
+    attend,
+    batched_causal_attention,
+    causal_attention,
+    causal_mask,
+    padding_mask,
+    scaled_dot_product_attention,
+)
 
 TOL = 1e-5
 
@@ -157,6 +168,7 @@ def test_pretrained_first_layer_matches_transformers():
     from importlib import resources
 
     from transformers import BertModel
+
     from lmcourse.attention import PretrainedFirstLayer
     layer = PretrainedFirstLayer()
     tokens, w = layer("The bank raised interest rates.")

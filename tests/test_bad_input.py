@@ -24,8 +24,7 @@ from lmcourse.rnn import Recurrent, RecurrentLM
 from lmcourse.seq2seq import BahdanauSeq2Seq
 from lmcourse.train import load_checkpoint, save_checkpoint
 from lmcourse.transfer import DigitsCNN
-from lmcourse.transformer import (FeedForward, Seq2SeqTransformer, TransformerConfig, beam_search,
-                                  greedy_decode)
+from lmcourse.transformer import FeedForward, Seq2SeqTransformer, TransformerConfig, beam_search, greedy_decode
 from lmcourse.validate import check_token_ids, load_config, load_safetensors, safetensors_shapes
 from lmcourse.word2vec import Word2Vec, sgd_step
 

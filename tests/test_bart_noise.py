@@ -1,8 +1,15 @@
 import numpy as np
 import pytest
 
-from lmcourse.bart_noise import (MASK, NOISES, document_rotation, sentence_permutation, text_infilling,
-                                 token_deletion, token_masking)
+from lmcourse.bart_noise import (
+    MASK,
+    NOISES,
+    document_rotation,
+    sentence_permutation,
+    text_infilling,
+    token_deletion,
+    token_masking,
+)
 
 DOC = "the cat sat on the mat . a dog barked at it . then both slept all day .".split()
 

@@ -30,7 +30,8 @@ def test_performance_page_renders_every_result(tmp_path):
     result = Result("word2vec", 0.6, 0.5, "x gensim's words/s", details={"words/s": {"lmcourse": 3e5}},
                     checks={"WordSim-353 gap": check(0.02, 0.05, at_most=True)})
     machines = [{"cpu": cpu, "cores": 2, "memory_gib": 1.0, "simd": simd, "python": "3.11",
-                 "torch": "2", "threads": 2, "date": "2026-01-01"} for cpu, simd in (("cpu B", "AVX2"), ("cpu A", "AVX512"))]
+                 "torch": "2", "threads": 2, "date": "2026-01-01"}
+                for cpu, simd in (("cpu B", "AVX2"), ("cpu A", "AVX512"))]
     record = {**result.__dict__, "passed": result.passed, "line": result.line()}
     data = {"runs": [{"machine": m, "results": [record]} for m in machines]}
     (tmp_path / "benchmarks" / "results.json").write_text(json.dumps(data))

@@ -4,9 +4,20 @@ import json
 import pytest
 import torch
 
-from lmcourse.bert import (BertConfig, BertForPreTraining, BertModel, count_parameters, gelu_exact,
-                           gelu_tanh, hf_to_course_name, nsp_pairs, pretraining_batches,
-                           pretraining_losses, pretraining_metrics, split_sentences)
+from lmcourse.bert import (
+    BertConfig,
+    BertForPreTraining,
+    BertModel,
+    count_parameters,
+    gelu_exact,
+    gelu_tanh,
+    hf_to_course_name,
+    nsp_pairs,
+    pretraining_batches,
+    pretraining_losses,
+    pretraining_metrics,
+    split_sentences,
+)
 from lmcourse.masking import IGNORE_INDEX
 from lmcourse.tokenize import WordPieceTokenizer, train_wordpiece
 

@@ -40,7 +40,8 @@ def test_every_chapter_lists_its_glossary_terms():
     for chapter in glossary.CHAPTERS:
         nb = json.loads((ROOT / "chapters" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
         cell = nb["cells"][1]
-        assert cell.get("id") == glossary.TERMS_CELL_ID and "".join(cell["source"]) == glossary.terms_cell_source(chapter), \
+        assert (cell.get("id") == glossary.TERMS_CELL_ID
+                and "".join(cell["source"]) == glossary.terms_cell_source(chapter)), \
             f"chapters/{chapter}.ipynb: key-terms cell missing or out of date: run python scripts/glossary.py"
 
 

@@ -65,7 +65,7 @@ def test_round_trip_and_byte_fallback():
     for text in CORPUS + ["naïve 北京 🙂 café", ""]:
         assert tok.decode(tok.encode(text)) == text
     ids = tok.encode("北")                         # never seen: three UTF-8 bytes, one token each
-    assert ids == list("北".encode("utf-8"))
+    assert ids == list("北".encode())
     assert tok.token_str(ids[0]) == "\\xe5"
     assert tok.decode(ids[:1]) == "\ufffd"         # half a character decodes to U+FFFD
     assert len(tok.encode("the cat")) < len("the cat")

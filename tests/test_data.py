@@ -2,9 +2,22 @@
 import pytest
 import torch
 
-from lmcourse.data import (analogy_questions, gensim_data_path, lm_batches, near_duplicates,
-                           news_documents, polarity_sentences, random_windows, simlex999, toy_corpus,
-                           toy_corpus_names, train_test_split, wiki_articles, wiki_text, wordsim353)
+from lmcourse.data import (
+    analogy_questions,
+    gensim_data_path,
+    lm_batches,
+    near_duplicates,
+    news_documents,
+    polarity_sentences,
+    random_windows,
+    simlex999,
+    toy_corpus,
+    toy_corpus_names,
+    train_test_split,
+    wiki_articles,
+    wiki_text,
+    wordsim353,
+)
 
 CORPORA = {"news": news_documents, "wiki": wiki_articles}
 
@@ -58,7 +71,8 @@ def test_wiki_corpus_is_large_and_clean():
 
 
 def test_wiki_text_keeps_prose_and_drops_markup():
-    wikitext = ("'''Albedo''' is the [[diffuse reflection|measure]] of reflection{{cite|x}} of light by a surface.<ref>A</ref>\n"
+    wikitext = ("'''Albedo''' is the [[diffuse reflection|measure]] of reflection{{cite|x}} of light by a surface."
+                "<ref>A</ref>\n"
                 "==History==\n* a list item that is long enough to be counted as words\n"
                 "{| class=\"wikitable\"\n|-\n! Header\n|-\n| a table cell with several words in it here\n|}\n"
                 "It is measured on a scale from zero to one, as the text here says.\n"

@@ -4,8 +4,14 @@ import pytest
 import torch
 
 from lmcourse import set_seed
-from lmcourse.electra import (BigramClozeGenerator, ReplacedTokenDetector, detection_metrics,
-                              replace_tokens, rtd_batches, rtd_loss)
+from lmcourse.electra import (
+    BigramClozeGenerator,
+    ReplacedTokenDetector,
+    detection_metrics,
+    replace_tokens,
+    rtd_batches,
+    rtd_loss,
+)
 from lmcourse.train import fit
 
 # a stream with strong bigram structure: 2 3 4 5 6 2 3 4 5 6 ... (0 and 1 are special)

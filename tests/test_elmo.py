@@ -2,8 +2,17 @@
 import pytest
 import torch
 
-from lmcourse.elmo import (BiLM, ScalarMix, TokenTagger, bilm_loss, capitalisation_task, cosine,
-                           reverse_padded, tagging_loss, tagging_scores)
+from lmcourse.elmo import (
+    BiLM,
+    ScalarMix,
+    TokenTagger,
+    bilm_loss,
+    capitalisation_task,
+    cosine,
+    reverse_padded,
+    tagging_loss,
+    tagging_scores,
+)
 from lmcourse.vocab import Vocab
 
 
@@ -63,7 +72,8 @@ def test_fast_and_explicit_bilm_agree_and_loss_is_average_of_directions():
     ids = torch.randint(20, (2, 5))
     torch.testing.assert_close(fast.layers(ids), slow.layers(ids), rtol=1e-5, atol=1e-6)
     fwd, bwd = fast(ids)
-    f = torch.nn.functional.cross_entropy(fwd[0, :-1], ids[0, 1:]) + torch.nn.functional.cross_entropy(bwd[1, 1:], ids[1, :-1])
+    f = (torch.nn.functional.cross_entropy(fwd[0, :-1], ids[0, 1:])
+         + torch.nn.functional.cross_entropy(bwd[1, 1:], ids[1, :-1]))
     loss = bilm_loss(fast, ids)
     assert loss.ndim == 0 and 0 < loss.item() < 10 and f.item() > 0
     with pytest.raises(ValueError, match="time >= 2"):

@@ -19,7 +19,7 @@ def small_run():
 def test_every_method_has_vectors_for_every_seed_over_one_vocabulary(small_run):
     sentences, vectors, seconds, vocabulary = small_run
     assert set(vectors) == {(m, s) for m in eb.METHODS for s in (0, 1)}
-    for (method, seed), wv in vectors.items():
+    for (method, _seed), wv in vectors.items():
         assert sorted(wv.words) == sorted(vocabulary), method
     assert vectors["PPMI+SVD", 0] is vectors["PPMI+SVD", 1]          # deterministic: computed once
     assert not np.allclose(vectors["skip-gram", 0].vectors, vectors["skip-gram", 1].vectors)

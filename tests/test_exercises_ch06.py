@@ -44,7 +44,8 @@ def test_additive_score_check():
 
 
 def test_dot_variance_check():
-    assert check("ch06-dot-variance", lambda d, sq, sk: d * sq ** 2 * sk ** 2) == "ch06-dot-variance: all 2 checks passed"
+    assert (check("ch06-dot-variance", lambda d, sq, sk: d * sq ** 2 * sk ** 2)
+            == "ch06-dot-variance: all 2 checks passed")
     with pytest.raises(AssertionError, match="simulation"):
         check("ch06-dot-variance", lambda d, sq, sk: d * sq * sk)
 

@@ -4,8 +4,19 @@ import torch
 
 from lmcourse.bert import BertConfig, BertModel, count_parameters, fill_in_the_blank, weather_sentences
 from lmcourse.exercises import check
-from lmcourse.finetune import (TAGS, BertForTask, best_span, encode_task, freeze_lower_layers, pair_examples,
-                               qa_examples, tagging_examples, task_accuracy, task_batches, task_loss)
+from lmcourse.finetune import (
+    TAGS,
+    BertForTask,
+    best_span,
+    encode_task,
+    freeze_lower_layers,
+    pair_examples,
+    qa_examples,
+    tagging_examples,
+    task_accuracy,
+    task_batches,
+    task_loss,
+)
 from lmcourse.masking import IGNORE_INDEX
 from lmcourse.tokenize import WordPieceTokenizer
 

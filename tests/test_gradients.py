@@ -2,8 +2,14 @@
 import pytest
 import torch
 
-from lmcourse.gradients import (per_step_weight_gradients, rnn_jacobian_norms, scaled_orthogonal,
-                                spectral_radius, state_gradient_norms, tanh_rnn_states)
+from lmcourse.gradients import (
+    per_step_weight_gradients,
+    rnn_jacobian_norms,
+    scaled_orthogonal,
+    spectral_radius,
+    state_gradient_norms,
+    tanh_rnn_states,
+)
 from lmcourse.rnn import GRUCell, LSTMCell, RNNCell
 
 
@@ -33,7 +39,7 @@ def test_jacobian_products_match_autograd_and_the_bound():
     _, hs = tanh_rnn_states(w_ih, w_hh, x)
     for d in range(1, T):
         t = T - 1 - d
-        jac = torch.autograd.functional.jacobian(lambda h: h_last_from(h, t), hs[t])
+        jac = torch.autograd.functional.jacobian(lambda h, t=t: h_last_from(h, t), hs[t])
         assert float(torch.linalg.matrix_norm(jac, ord=2)) == pytest.approx(float(norms[d]), rel=1e-9)
         assert norms[d] <= 1.3 ** d + 1e-12                       # ||W||^d bounds the product
 

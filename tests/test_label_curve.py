@@ -4,8 +4,14 @@ import torch
 
 from lmcourse.bert import BertConfig, BertModel
 from lmcourse.finetune import task_batches
-from lmcourse.label_curve import (bag_of_words_accuracy, corpus_sentences, draw_labels, finetune_accuracy,
-                                  mean_vectors, probe_accuracy)
+from lmcourse.label_curve import (
+    bag_of_words_accuracy,
+    corpus_sentences,
+    draw_labels,
+    finetune_accuracy,
+    mean_vectors,
+    probe_accuracy,
+)
 from lmcourse.tokenize import WordPieceTokenizer
 
 _TOK = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "dog", "sat", "ran",

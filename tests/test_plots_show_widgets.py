@@ -8,8 +8,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from lmcourse.history import BURST, FAMILIES, TIMELINE, draw_timeline, main  # noqa: E402
-from lmcourse.plots import (plot_curves, plot_embeddings_2d, plot_heatmap, plot_history,  # noqa: E402
-                            plot_timeline, smooth)
+from lmcourse.plots import plot_curves, plot_embeddings_2d, plot_heatmap, plot_history, plot_timeline, smooth  # noqa: E402
 from lmcourse.show import CHECKS_LEFT_OUT, show_source, without_checks  # noqa: E402
 from lmcourse.train import History  # noqa: E402
 from lmcourse.widgets import static_slider  # noqa: E402

@@ -5,8 +5,12 @@ import pytest
 import torch
 
 from lmcourse import set_seed
-from lmcourse.positional import (LearnedPositionalEncoding, SinusoidalPositionalEncoding,
-                                 relative_rotation, sinusoidal_encoding)
+from lmcourse.positional import (
+    LearnedPositionalEncoding,
+    SinusoidalPositionalEncoding,
+    relative_rotation,
+    sinusoidal_encoding,
+)
 
 
 def test_formula_alternates_over_dimensions():

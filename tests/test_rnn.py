@@ -3,8 +3,7 @@ import pytest
 import torch
 from torch import nn
 
-from lmcourse.rnn import (CELLS, GRUCell, LSTMCell, Recurrent, RecurrentLM, RNNCell, count_parameters,
-                          lm_loss)
+from lmcourse.rnn import CELLS, GRUCell, LSTMCell, Recurrent, RecurrentLM, RNNCell, count_parameters, lm_loss
 
 TOL = dict(rtol=1e-5, atol=1e-6)   # float32; the loop and torch's kernels sum in different orders
 TORCH_CELLS = {"rnn": nn.RNNCell, "lstm": nn.LSTMCell, "gru": nn.GRUCell}

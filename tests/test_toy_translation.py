@@ -4,8 +4,18 @@ import datetime
 import pytest
 import torch
 
-from lmcourse.toy_translation import (BOS, EOS, FORMATS, batches, date_pairs, date_vocabs, encode_pairs,
-                                      exact_match, format_date, strip)
+from lmcourse.toy_translation import (
+    BOS,
+    EOS,
+    FORMATS,
+    batches,
+    date_pairs,
+    date_vocabs,
+    encode_pairs,
+    exact_match,
+    format_date,
+    strip,
+)
 
 
 def test_formats():

@@ -6,8 +6,7 @@ import torch
 from torch import nn
 
 from lmcourse.seed import DEFAULT_NUM_THREADS
-from lmcourse.train import (History, evaluate_loss, fit, load_checkpoint, perplexity,
-                            progress_enabled, save_checkpoint)
+from lmcourse.train import History, evaluate_loss, fit, load_checkpoint, perplexity, progress_enabled, save_checkpoint
 
 
 def regression_data():

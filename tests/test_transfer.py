@@ -3,8 +3,15 @@ import pytest
 import torch
 
 from lmcourse.exercises import check
-from lmcourse.transfer import (DigitsCNN, accuracy, few_shot_split, load_digits_tensors,
-                               place_in_frame, train_classifier, transfer_model)
+from lmcourse.transfer import (
+    DigitsCNN,
+    accuracy,
+    few_shot_split,
+    load_digits_tensors,
+    place_in_frame,
+    train_classifier,
+    transfer_model,
+)
 
 
 def test_digits_load_as_unit_range_images():

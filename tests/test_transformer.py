@@ -5,9 +5,19 @@ from torch import nn
 
 from lmcourse import set_seed
 from lmcourse.attention import causal_mask, padding_mask
-from lmcourse.transformer import (DecoderLayer, EncoderLayer, Seq2SeqTransformer, TransformerConfig,
-                                  beam_search, count_parameters, greedy_decode, layer_norm,
-                                  teacher_forced_correct, teacher_forcing_loss, warmup_schedule)
+from lmcourse.transformer import (
+    DecoderLayer,
+    EncoderLayer,
+    Seq2SeqTransformer,
+    TransformerConfig,
+    beam_search,
+    count_parameters,
+    greedy_decode,
+    layer_norm,
+    teacher_forced_correct,
+    teacher_forcing_loss,
+    warmup_schedule,
+)
 
 TOL = 1e-5
 D, H, FF = 16, 4, 32

@@ -4,9 +4,19 @@ import torch
 from gensim.models import Word2Vec as GensimWord2Vec
 
 from lmcourse.seed import set_seed
-from lmcourse.word2vec import (Word2Vec, encode_corpus, hierarchical_softmax_log_probs, huffman_tree,
-                               keep_probabilities, noise_distribution, noise_table, sgd_step, sigmoid_tables,
-                               train_word2vec, window_examples)
+from lmcourse.word2vec import (
+    Word2Vec,
+    encode_corpus,
+    hierarchical_softmax_log_probs,
+    huffman_tree,
+    keep_probabilities,
+    noise_distribution,
+    noise_table,
+    sgd_step,
+    sigmoid_tables,
+    train_word2vec,
+    window_examples,
+)
 
 SENTENCES = [("the cat sat on the mat " * 3).split(), ("the dog sat on the log " * 3).split(),
              "a cat and a dog".split()]

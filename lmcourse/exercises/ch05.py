@@ -18,13 +18,15 @@ def scalar_mix(candidate) -> int:
         reference.gamma.fill_(1.5)
         expected = reference(layers)
         out = candidate(layers, s.clone(), 1.5)
-    assert out.shape == expected.shape, f"the result must drop the layer dimension: expected {tuple(expected.shape)}, got {tuple(out.shape)}"
+    assert out.shape == expected.shape, (f"the result must drop the layer dimension: "
+                                         f"expected {tuple(expected.shape)}, got {tuple(out.shape)}")
     plain = 1.5 * (s[:, None, None, None] * layers).sum(0)
     assert not torch.allclose(out, plain, atol=1e-5), "normalise the scalars with a softmax before weighting"
     assert torch.allclose(out, expected, atol=1e-5), "expected gamma * sum_j softmax(s)_j * layers[j]"
     with torch.no_grad():
         equal = candidate(layers, torch.zeros(3), 1.0)
-    assert torch.allclose(equal, layers.mean(0), atol=1e-5), "with s = 0 and gamma = 1 the mix is the mean of the layers"
+    assert torch.allclose(equal, layers.mean(0), atol=1e-5), \
+        "with s = 0 and gamma = 1 the mix is the mean of the layers"
     return 3
 
 
@@ -35,10 +37,12 @@ def reverse_padded(candidate) -> int:
     out = candidate(x.clone(), lengths)
     assert tuple(out.shape) == (2, 5), f"the shape must not change: expected (2, 5), got {tuple(out.shape)}"
     assert torch.equal(out[:, 3:][0], x[0, 3:]), "padding (positions at or after a row's length) must stay at the end"
-    assert torch.equal(out, elmo.reverse_padded(x, lengths)), "each row must be reversed within its first lengths[b] positions"
+    assert torch.equal(out, elmo.reverse_padded(x, lengths)), \
+        "each row must be reversed within its first lengths[b] positions"
     y = torch.randn(3, 4, 2)
     ly = torch.tensor([1, 4, 2])
-    assert torch.equal(candidate(y.clone(), ly), elmo.reverse_padded(y, ly)), "it must also work with a feature dimension (B, T, D)"
+    assert torch.equal(candidate(y.clone(), ly), elmo.reverse_padded(y, ly)), \
+        "it must also work with a feature dimension (B, T, D)"
     return 3
 
 
@@ -52,5 +56,6 @@ def nearest_centroid(candidate) -> int:
     expected = torch.cdist(test_x, centroids).argmin(1)
     out = torch.as_tensor(candidate(train_x, train_y, test_x)).long()
     assert tuple(out.shape) == (15,), f"one class per test row: expected shape (15,), got {tuple(out.shape)}"
-    assert torch.equal(out, expected), "predict the class whose mean training vector is nearest (Euclidean) to each test vector"
+    assert torch.equal(out, expected), \
+        "predict the class whose mean training vector is nearest (Euclidean) to each test vector"
     return 2

@@ -59,7 +59,8 @@ def multi_head_attention(candidate) -> int:
             f"torch's by {(w - want_w).abs().max():.2e}: split the heads before the softmax, scale by "
             "sqrt(d / num_heads), and give padded keys -inf before the softmax")
         assert torch.allclose(out, want, atol=MHA_TOLERANCE), \
-            f"the weights match but the output differs by {(out - want).abs().max():.2e}: concatenate the heads, then out_proj"
+            (f"the weights match but the output differs by {(out - want).abs().max():.2e}: "
+             "concatenate the heads, then out_proj")
         checks += 1
     return checks
 

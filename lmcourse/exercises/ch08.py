@@ -15,7 +15,7 @@ def top_p(candidate) -> int:
     cases = [(torch.tensor([0.5, 0.3, 0.15, 0.05]), p) for p in (0.5, 0.8, 0.81, 1.0)]
     cases += [(torch.tensor([0.05, 0.5, 0.15, 0.3]), 0.8), (torch.tensor([1.0, 0.0, 0.0]), 0.3)]
     cases += [(torch.rand(50, generator=g).pow(4), p) for p in (0.3, 0.9)]
-    for passed, (probs, p) in enumerate(cases):
+    for probs, p in cases:
         probs = probs / probs.sum()
         expected = filter_logits(probs.log(), top_p=p) > float("-inf")
         got = candidate(probs.clone(), p)
@@ -25,14 +25,15 @@ def top_p(candidate) -> int:
             f"with p={p} and probs={[round(x, 3) for x in probs.tolist()[:8]]}... you keep "
             f"{int(got.sum())} tokens, the nucleus has {int(expected.sum())}. Sort by probability, add "
             "up, and keep a token while the mass before it is still below p (the first is always kept).")
-    return passed + 1
+    return len(cases)
 
 
 def kv_cache(candidate) -> int:
     """``candidate(attn, x_new (B, 1, C), past_k, past_v) -> (out (B, 1, C), k, v)``: one generation
     step of cached causal self-attention, k and v (B, h, T_past + 1, d_head) including the new token."""
     torch.manual_seed(0)
-    for passed, (B, T, C, h) in enumerate([(1, 1, 8, 2), (2, 5, 16, 4), (3, 9, 12, 3)]):
+    shapes = [(1, 1, 8, 2), (2, 5, 16, 4), (3, 9, 12, 3)]
+    for B, T, C, h in shapes:
         attn = CausalSelfAttention(C, h).eval()
         x = torch.randn(B, T + 1, C)
         with torch.no_grad():
@@ -47,14 +48,14 @@ def kv_cache(candidate) -> int:
             f"for batch {B}, {T} cached positions, width {C}, {h} heads the output differs from a full "
             f"forward pass by {gap:.2g}. The new query attends to all T_past + 1 keys (no mask needed); "
             "did you concatenate along the time axis (dim 2) and apply out_proj after merging the heads?")
-    return passed + 1
+    return len(shapes)
 
 
 def gpt_parameters(candidate) -> int:
     """``candidate(vocab_size, context_size, d_model, num_layers) -> int``: the parameter count of
     a GPT-2-layout model with tied input/output embeddings and d_ff = 4 * d_model."""
     configs = [(10, 8, 4, 1), (100, 32, 16, 2), (1024, 128, 128, 4), (50257, 1024, 768, 12)]
-    for passed, (vocab_size, context_size, d_model, num_layers) in enumerate(configs):
+    for vocab_size, context_size, d_model, num_layers in configs:
         with torch.device("meta"):   # shapes only: no memory is allocated
             model = GPT(GPTConfig(vocab_size=vocab_size, context_size=context_size, d_model=d_model,
                                   num_layers=num_layers, num_heads=1))
@@ -64,4 +65,4 @@ def gpt_parameters(candidate) -> int:
             f"for vocab_size={vocab_size}, context_size={context_size}, d_model={d_model}, "
             f"num_layers={num_layers} you computed {got}, the model has {expected}. Did you count "
             "the biases, both LayerNorms per block plus the final one, and the tied output layer once?")
-    return passed + 1
+    return len(configs)

@@ -14,9 +14,11 @@ def permutation_mask(candidate) -> int:
     for order in orders:
         got = torch.as_tensor(candidate(list(order)))
         expected = permutation_masks(order)[1]
-        assert got.shape == expected.shape, f"order {order}: expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
+        assert got.shape == expected.shape, \
+            f"order {order}: expected shape {tuple(expected.shape)}, got {tuple(got.shape)}"
         assert got.dtype == torch.bool, f"order {order}: expected a bool mask, got {got.dtype}"
-        assert not got.diagonal().any(), f"order {order}: the query stream must not see its own token (diagonal must be False)"
+        assert not got.diagonal().any(), \
+            f"order {order}: the query stream must not see its own token (diagonal must be False)"
         assert torch.equal(got, expected), (
             f"order {order}: row i must be True exactly at the positions predicted before position i;\n"
             f"expected\n{expected.int()}\ngot\n{got.int()}")
@@ -47,5 +49,6 @@ def infill_spans(candidate) -> int:
         got = candidate(list(words), list(noise))
         assert isinstance(got, list), f"noise {noise}: return a list of tokens, got {type(got).__name__}"
         assert got == expected, (f"noise {[int(n) for n in noise]}: expected {expected}, got {got}"
-                                 + ("; one <mask> per SPAN, not per token" if got.count("<mask>") > expected.count("<mask>") else ""))
+                                 + ("; one <mask> per SPAN, not per token"
+                                    if got.count("<mask>") > expected.count("<mask>") else ""))
     return len(cases)
