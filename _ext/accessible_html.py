@@ -6,7 +6,8 @@ readers (and axe-core's ``aria-required-children`` rule) find a broken list. Eac
 ``listitem``.
 
 A small stylesheet (``static/accessible.css``) raises the contrast of what the theme leaves below
-WCAG AA: links on the tinted background of admonitions in light mode.
+WCAG AA: links on the tinted background of admonitions in light mode, and the controls of a
+kernel-free slider in dark mode.
 """
 from pathlib import Path
 
