@@ -150,16 +150,22 @@ def chapter_questions(path: Path) -> list[dict]:
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_a_chapter_quiz_cannot_be_passed_by_position_or_length(path):
+    """No position holds every correct choice, and neither the longest nor the shortest choice is
+    correct in more than half of the multiple-choice questions."""
     questions = chapter_questions(path)
     assert len(questions) >= 5, f"{path.name}: {len(questions)} multiple-choice questions, want 5 or more"
-    positions, longest = [], []
+    positions, longest, shortest = [], [], []
     for q in questions:
         order = choice_order(q)
         positions += [i for i, text in enumerate(order) if q["choices"][text]]
         longest.append(q["choices"][max(order, key=len)])
+        shortest.append(q["choices"][min(order, key=len)])
     assert len(set(positions)) > 1, f"{path.name}: every correct choice is shown at position {positions[0]}"
     assert sum(longest) <= len(questions) / 2, (
         f"{path.name}: the longest choice is correct in {sum(longest)} of {len(questions)} questions")
+    # the opposite cue: a reader who always picks the shortest choice must not do well either
+    assert sum(shortest) <= len(questions) / 2, (
+        f"{path.name}: the shortest choice is correct in {sum(shortest)} of {len(questions)} questions")
 
 
 def test_choices_are_shown_in_a_fixed_order_shuffled_by_question():
