@@ -18,7 +18,8 @@
 })();
 // Saved widgets, readable by screen readers: the widget manager renders a slider's handle (role
 // "slider") without a name and a plot inside an output widget without alt text. Each handle is
-// named by its widget's label; each plot gets an alt text saying which setting it shows.
+// named by its widget's label; each plot gets an alt text saying which setting it shows; printed
+// text gets a tab stop, so that a wide one can be scrolled from the keyboard.
 (function () {
   function text(el) { return el ? el.textContent.trim() : ""; }
   function setting(box) {
@@ -37,6 +38,11 @@
     document.querySelectorAll(".noUi-handle[role=slider]:not([aria-label])").forEach(function (h) {
       var control = h.closest(".widget-inline-hbox");
       h.setAttribute("aria-label", text(control && control.querySelector(".widget-label")) || "slider");
+    });
+    // text a saved explorer printed can be wider than its box: a tab stop lets keyboard users
+    // scroll it (the theme does the same for the outputs that exist when the page loads)
+    document.querySelectorAll(".widget-output pre:not([tabindex])").forEach(function (pre) {
+      pre.setAttribute("tabindex", "0");
     });
     document.querySelectorAll(".widget-output img:not([alt])").forEach(function (img) {
       var box = img.closest(".widget-interact") || img.closest(".widget-vbox");
