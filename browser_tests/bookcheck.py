@@ -287,13 +287,19 @@ def check_page(context, url: str, site: Path, base_url: str, screenshot: Path | 
         page.close()
 
 
-def audit(page, report: PageReport) -> None:
-    """Run axe-core's WCAG 2 A and AA rules on an open page, in light then dark mode, and report
-    each critical or serious violation with its rule and the elements it found."""
+@functools.cache
+def _axe_script() -> str:
+    """The vendored axe-core, read once and checked against its recorded hash."""
     script = AXE.read_bytes()
     if hashlib.sha256(script).hexdigest() != AXE_SHA256:
         raise RuntimeError(f"{AXE} is not the vendored axe-core (its SHA-256 differs)")
-    page.add_script_tag(content=script.decode("utf-8"))
+    return script.decode("utf-8")
+
+
+def audit(page, report: PageReport) -> None:
+    """Run axe-core's WCAG 2 A and AA rules on an open page, in light then dark mode, and report
+    each critical or serious violation with its rule and the elements it found."""
+    page.add_script_tag(content=_axe_script())
     for mode in ("light", "dark"):
         for v in page.evaluate(_AXE_RUN, mode):
             if v["impact"] in AXE_FAILING_IMPACTS:

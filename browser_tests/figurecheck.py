@@ -66,9 +66,8 @@ def references(html: str, page: str) -> set[str]:
     for a in soup.find_all("a", href=True):
         target, _, anchor = a["href"].partition("#")
         if anchor and "headerlink" not in a.get("class", []):
-            path = (Path(page).parent / target).as_posix() if target else page
-            found.add(f"{Path(path).as_posix().replace('/./', '/')}#{anchor}")
-    return {_normalise(f) for f in found}
+            found.add(_normalise(f"{(Path(page).parent / target).as_posix() if target else page}#{anchor}"))
+    return found
 
 
 def _normalise(ref: str) -> str:

@@ -84,11 +84,12 @@ def static_slider(draw: Callable[[object, object], None], values: Sequence, *, l
     payload = json.dumps(data)
     box_id = "slider" + hashlib.sha256(payload.encode()).hexdigest()[:12]
     e = html.escape
+    width, height = round(figsize[0] * dpi), round(figsize[1] * dpi)
     return HTML(
-        STYLE.format(width=round(figsize[0] * dpi))
+        STYLE.format(width=width)
         + f'<div class="lmc-slider" id="{box_id}" role="group" aria-label="{e(label)}">'
         + f'<img src="data:image/png;base64,{frames[0]}" alt="{e(alts[0])}" '
-          f'width="{round(figsize[0] * dpi)}" height="{round(figsize[1] * dpi)}">'
+          f'width="{width}" height="{height}">'
         + '<div class="lmc-slider-controls">'
         + '<button type="button" aria-label="previous frame">&#8249;</button>'
         + f'<input type="range" min="0" max="{len(values) - 1}" step="1" value="0" '
