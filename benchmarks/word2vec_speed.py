@@ -11,9 +11,9 @@ thread running word2vec.c's single sequence of updates, and the tensor engine (b
 examples on one thread, since its small tensor operations run slower on two: 8.0 s against 5.1 s
 for 10 epochs on the 2-core AMD machine). The compiled engine is compiled (or loaded from numba's cache) once,
 before the timing; the details give those seconds. Each side builds its vocabulary and trains five
-times (seeds 0 to 4), interleaved; the figure is the ratio of the best words/s, and the check
-compares the mean WordSim-353 Spearman correlation of the five runs (one seed alone moves
-gensim's by about 0.05 on a corpus this small).
+times (seeds 0 to 4), interleaved; the figure is the ratio of the best words/s (target at least
+1.0), at equal quality: the checks ask the mean WordSim-353 Spearman correlation of the five runs
+to be within 0.05 of gensim's (one seed alone moves gensim's by about 0.05 on a corpus this small).
 """
 import time
 

@@ -1,11 +1,12 @@
-"""WordPiece tokenization: the course's WordPieceTokenizer vs transformers' pure-Python BERT
-tokenizer (``BertTokenizerLegacy``: in transformers 5 the plain ``BertTokenizer`` is backed by Rust).
+"""WordPiece tokenization: the course's WordPieceTokenizer vs Hugging Face's Rust ``tokenizers``,
+through its batch API (``encode_batch``, parallel across threads).
 
 Both load all-MiniLM-L6-v2's vocabulary (30,522 word pieces, lowercase) and turn every document of
-the news corpus into word-piece ids; the ids must be identical (the check). Each timed pass starts
-from a fresh tokenizer, so the course's per-word cache starts cold. The figure is the ratio of
-words/s; Hugging Face's Rust ``tokenizers`` is raced too, through its batch API (``encode_batch``,
-parallel across threads): the course must also be ahead of it, with identical ids.
+the news corpus into word-piece ids. Each timed pass starts from a fresh tokenizer, so the course's
+per-word cache starts cold. The figure is the ratio of words/s against Rust (target at least 1.0:
+ahead of it). transformers' pure-Python BERT tokenizer (``BertTokenizerLegacy``: in transformers 5
+the plain ``BertTokenizer`` is backed by Rust) is raced too, and its ratio reported. The ids must be
+identical to both peers' (the checks).
 """
 from importlib import resources
 
@@ -43,17 +44,17 @@ def run(smoke: bool) -> Result:
     words_s = {k: words / v for k, v in best.items()}
     mismatches = sum(a != b for a, b in zip(results["lmcourse"], results["transformers"]))
     rust_mismatches = sum(a != b for a, b in zip(results["lmcourse"], results["tokenizers (Rust)"]))
+    python_ratio = words_s["lmcourse"] / words_s["transformers"]
     return Result(
-        name="wordpiece", figure=words_s["lmcourse"] / words_s["transformers"], target=1.0,
-        unit="x transformers' pure-Python words/s", smoke=smoke,
+        name="wordpiece", figure=words_s["lmcourse"] / words_s["tokenizers (Rust)"], target=1.0,
+        unit="x Rust tokenizers' words/s", smoke=smoke,
+        note=f"{python_ratio:.3g} x transformers' pure-Python words/s",
         details={"corpus": f"{len(documents)} documents, {words:,} words (split on spaces), "
                            f"{sum(map(len, results['lmcourse'])):,} word pieces",
                  "words/s": {k: round(v) for k, v in words_s.items()},
                  "versions": versions("transformers", "tokenizers")},
-        checks={"documents whose ids differ": check(mismatches, 0, at_most=True),
-                "x Rust tokenizers' words/s": check(words_s["lmcourse"] / words_s["tokenizers (Rust)"], 1.0,
-                                                    speed=True),
-                "documents whose ids differ from Rust's": check(rust_mismatches, 0, at_most=True)})
+        checks={"documents whose ids differ from Rust's": check(rust_mismatches, 0, at_most=True),
+                "documents whose ids differ from transformers'": check(mismatches, 0, at_most=True)})
 
 
 if __name__ == "__main__":

@@ -9,6 +9,10 @@ falls back to its UTF-8 bytes, one token each. That is the byte fallback; there 
 Merges never cross the boundaries of a pre-tokenizer that splits text into words with their
 leading space, numbers, punctuation runs and whitespace (GPT-2's rule, written for Python's ``re``:
 it agrees with GPT-2's pattern on text whose letters and digits are ASCII or accented Latin).
+
+For corpora of gigabytes, :meth:`BPETokenizer.train_fast` learns the merges with the Rust
+``tokenizers`` library and :meth:`BPETokenizer.fast` encodes with it: the same pre-tokenizer
+(:data:`FAST_PRETOKENIZE`) and the same merges give the same ids as :meth:`BPETokenizer.encode`.
 """
 import heapq
 import json
@@ -22,6 +26,12 @@ from lmcourse.validate import check_int, check_nonempty, check_type
 #: GPT-2's pre-tokenizer: contractions, words with one leading space, numbers, other symbols,
 #: and whitespace (a run of spaces before a word leaves its last space to the word).
 PRETOKENIZE = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+""")
+
+#: PRETOKENIZE for the Rust ``tokenizers`` library's regular expressions: Python's ``\\w`` is a letter or
+#: any number, ``\\d`` a decimal digit, and ``\\s`` includes the separators U+001C-U+001F. Both split
+#: every character that Python's Unicode tables know identically (tested).
+FAST_PRETOKENIZE = (r"""'s|'t|'re|'ve|'m|'ll|'d| ?[\p{L}\p{Nl}\p{No}]+| ?\p{Nd}+| ?[^\s\x1c-\x1f\p{L}\p{N}]+"""
+                    r"""|[\s\x1c-\x1f]+(?![^\s\x1c-\x1f])|[\s\x1c-\x1f]+""")
 
 #: the end-of-text marker GPT-2 puts between documents
 END_OF_TEXT = "<|endoftext|>"
@@ -165,20 +175,46 @@ class BPETokenizer:
             vocab = json.loads(vocab_file.read_text(encoding="utf-8"))
         except ValueError as err:
             raise ValueError(f"{vocab_file} is not valid JSON ({err})") from err
-        ids = {symbol: b for b, symbol in enumerate(byte_symbols())}
-        merges = []
-        for line in merges_file.read_text(encoding="utf-8").splitlines()[1:]:
-            parts = line.split(" ")
-            if len(parts) != 2 or parts[0] not in ids or parts[1] not in ids:
-                raise ValueError(f"{merges_file}: line {line!r} is not a merge of two known tokens")
-            merges.append((ids[parts[0]], ids[parts[1]]))
-            ids[parts[0] + parts[1]] = 255 + len(merges)
+        pairs = [tuple(line.split(" ")) for line in merges_file.read_text(encoding="utf-8").splitlines()[1:]]
+        merges, ids = _merges_of_symbols(pairs, str(merges_file))
         if any(vocab.get(name) != i for name, i in ids.items()):
             raise ValueError(f"{vocab_file} does not give the ids that {merges_file} implies")
         specials = tuple(sorted((n for n, i in vocab.items() if i >= len(ids)), key=vocab.get))
         if sorted(vocab.values()) != list(range(len(vocab))):
             raise ValueError(f"{vocab_file} must number its tokens 0 .. {len(vocab) - 1}")
         return cls(merges, specials)
+
+    @classmethod
+    def train_fast(cls, texts: Iterable[str], vocab_size: int, specials: tuple[str, ...] = (END_OF_TEXT,),
+                   min_frequency: int = 2) -> "BPETokenizer":
+        """Learn merges as :meth:`train` does, with the Rust ``tokenizers`` library: for corpora of
+        gigabytes (``texts`` may be a generator). Its ties between equally frequent pairs are broken
+        differently, so the merges can differ from :meth:`train`'s; encoding with them is the same."""
+        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+        check_int(vocab_size, "vocab_size", minimum=256 + len(specials))
+        check_int(min_frequency, "min_frequency", minimum=1)
+        learner = Tokenizer(models.BPE())
+        learner.pre_tokenizer = _fast_pretokenizer()
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size - len(specials), min_frequency=min_frequency,
+                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+        learner.train_from_iterator(texts, trainer)
+        learned = json.loads(learner.to_str())["model"]["merges"]
+        pairs = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in learned]
+        merges, _ = _merges_of_symbols(pairs, "the learned merges")
+        return cls(merges, specials)
+
+    def fast(self):
+        """The same tokenizer in the Rust ``tokenizers`` library: its ``encode(text).ids`` equals
+        :meth:`encode` (special tokens included by name are not recognised, as in ``encode``)."""
+        from tokenizers import Tokenizer, decoders, models
+
+        files = self.vocab_files()
+        merges = [tuple(line.split(" ")) for line in files["merges.txt"].splitlines()[1:]]
+        rust = Tokenizer(models.BPE(json.loads(files["vocab.json"]), merges))
+        rust.pre_tokenizer = _fast_pretokenizer()
+        rust.decoder = decoders.ByteLevel()
+        return rust
 
     def __len__(self) -> int:
         return len(self.token_bytes) + len(self.specials)
@@ -236,3 +272,26 @@ class BPETokenizer:
 
     def __repr__(self) -> str:
         return f"BPETokenizer(vocab_size={len(self)}, merges={len(self.merges)}, specials={self.specials})"
+
+
+def _fast_pretokenizer():
+    """The Rust library's pre-tokenizer equal to :func:`pretokenize`, then GPT-2's byte symbols."""
+    from tokenizers import Regex, pre_tokenizers
+
+    return pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(FAST_PRETOKENIZE), behavior="isolated"),
+                                    pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+
+
+def _merges_of_symbols(pairs: list[tuple[str, ...]], source: str) -> tuple[list[tuple[int, int]], dict[str, int]]:
+    """Merges written in :func:`byte_symbols` (GPT-2's ``merges.txt``) -> (merges as id pairs, symbol -> id).
+    ``ValueError`` naming ``source`` for a merge of unknown tokens or one that remakes a known token."""
+    ids = {symbol: b for b, symbol in enumerate(byte_symbols())}
+    merges = []
+    for pair in pairs:
+        if len(pair) != 2 or pair[0] not in ids or pair[1] not in ids:
+            raise ValueError(f"{source}: {' '.join(pair)!r} is not a merge of two known tokens")
+        if pair[0] + pair[1] in ids:
+            raise ValueError(f"{source}: {' '.join(pair)!r} makes a token an earlier merge made")
+        merges.append((ids[pair[0]], ids[pair[1]]))
+        ids[pair[0] + pair[1]] = 255 + len(merges)
+    return merges, ids

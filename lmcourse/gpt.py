@@ -376,6 +376,15 @@ def lm_loss(model: GPT, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tenso
     return F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
 
 
+def training_flops_per_token(model: GPT) -> float:
+    """Training FLOPs per token: 6 per matrix weight (forward 2, backward 4) plus attention's
+    12 L T d, as in the PaLM paper's appendix B (the model FLOPs of "model FLOP/s utilisation")."""
+    c = model.config
+    matmul_weights = sum(p.numel() for name, p in model.named_parameters()
+                         if p.dim() == 2 and not name.startswith("wpe"))   # wte counts once, as lm_head
+    return 6 * matmul_weights + 12 * c.num_layers * c.context_size * c.d_model
+
+
 def sequence_log_probs(model: GPT, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Total log-probability (nats) of each sequence's tokens 1 .. length - 1 given the ones before.
 

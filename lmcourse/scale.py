@@ -4,16 +4,27 @@ The same recipe as the shipped checkpoint (:mod:`lmcourse.pretrain`: byte-level 
 windows, Adam with warm-up and cosine decay, clipping at 1), with every size a flag::
 
     python -m lmcourse.scale --out runs/tiny                                  # CPU, shipped corpora
-    python -m lmcourse.scale --device cuda --text corpus/*.txt --out runs/gpt  # one GPU
+    python -m lmcourse.scale --device cuda --text corpus/ --out runs/gpt     # one GPU
     torchrun --standalone --nproc_per_node 8 -m lmcourse.scale --device cuda ...  # 8 GPUs
+
+The text is tokenized once, in parallel, into token files (:mod:`lmcourse.token_file`) in the
+work directory (``--work``, default ``OUT.work``), and training reads its windows from them as
+memory maps, so a corpus need not fit in memory. Every ``--save-every`` steps the work directory
+receives the training state (weights, optimiser, step, data generator, random state), from which
+``--resume`` continues exactly as if the run had not stopped.
 
 Under ``torchrun`` every process builds the same tokenizer and draws the same global batches;
 :func:`lmcourse.train.fit` gives each rank its slice of every batch, so the trained weights are
 those of one process on the whole batch. ``--batch-size`` is the global batch. Rank 0 writes a
-Hugging Face directory that :meth:`lmcourse.gpt.GPT.from_pretrained` and ``transformers`` load.
+Hugging Face directory that :meth:`lmcourse.gpt.GPT.from_pretrained` and ``transformers`` load,
+with ``training_log.json``: the loss of every step, the validation losses and the speed.
 """
 import argparse
+import contextlib
+import hashlib
+import io
 import json
+import os
 import time
 from pathlib import Path
 
@@ -21,38 +32,108 @@ import torch
 from safetensors.torch import save as safetensors_bytes
 
 from lmcourse import cli, distributed
-from lmcourse.cli import existing_file, nonnegative_int, output_directory, positive_float, positive_int
-from lmcourse.data import lm_batches, random_windows
-from lmcourse.gpt import GPT, GPTConfig, hf_state_dict, lm_loss
-from lmcourse.pretrain import GPT_SPECIALS, gpt_token_streams, pretraining_text, warmup_cosine, write_directory
+from lmcourse.bpe import BPETokenizer
+from lmcourse.cli import nonnegative_int, output_directory, positive_float, positive_int
+from lmcourse.gpt import GPT, GPTConfig, hf_state_dict, lm_loss, training_flops_per_token
+from lmcourse.pretrain import GPT_SPECIALS, pretraining_text, unigram_loss, warmup_cosine, write_directory
 from lmcourse.seed import set_seed
+from lmcourse.token_file import TokenFile, document_pieces, expand_sources, write_token_file
 from lmcourse.train import evaluate_loss, fit
 
 #: the smallest vocabulary byte-level BPE can have: the 256 bytes and GPT's special tokens
 MIN_VOCAB_SIZE = 256 + len(GPT_SPECIALS)
-VALID_ROWS = 8  # the held-out stream is cut into this many rows for the validation loss
+VALID_WINDOWS = 64   # the validation loss: the mean over this many windows spread over the held-out text
+#: flags that a resumed run must share with the run it continues
+RUN_FLAGS = ("text", "documents", "bpe_documents", "tokenizer", "steps", "batch_size", "context", "d_model",
+             "layers", "heads", "vocab_size", "lr", "seed")
 
 
-def read_documents(paths: list[Path]) -> tuple[list[str], list[str]]:
-    """(train, valid) documents from text files, one document per file; every 20th file is held out."""
+def split_documents(paths: list[Path]) -> tuple[list[Path], list[Path]]:
+    """(train, valid) files, one document per file: every 20th file (the first included) is held out."""
     if len(paths) < 2:
         raise ValueError(f"--text needs at least 2 files (one is held out for validation), got {len(paths)}")
-    texts = [Path(p).read_text(encoding="utf-8") for p in sorted(paths)]
-    valid = texts[::20]
-    train = [t for i, t in enumerate(texts) if i % 20]
-    return train, valid
+    return [p for i, p in enumerate(paths) if i % 20], paths[::20]
+
+
+def learn_tokenizer(train: list, args) -> BPETokenizer:
+    """Byte-level BPE learnt on the first ``--bpe-documents`` training documents (strings or files)."""
+    texts = (piece for document in train[:args.bpe_documents] for piece in document_pieces(document))
+    if args.tokenizer == "rust":
+        return BPETokenizer.train_fast(texts, args.vocab_size, specials=GPT_SPECIALS)
+    return BPETokenizer.train(texts, args.vocab_size, specials=GPT_SPECIALS)
+
+
+def prepare_tokens(work: Path, train: list, valid: list, args) -> tuple[BPETokenizer, TokenFile, TokenFile]:
+    """The tokenizer and the two token files in ``work``: made once (by rank 0), reused while the
+    text and the tokenizer's flags are unchanged."""
+    sources = [str(d) if isinstance(d, Path) else hashlib.sha256(d.encode()).hexdigest() for d in train + valid]
+    recipe = {"sources": sources, "sizes": [d.stat().st_size if isinstance(d, Path) else len(d) for d in train + valid],
+              "tokenizer": args.tokenizer, "vocab_size": args.vocab_size, "bpe_documents": args.bpe_documents}
+    recipe_file = work / "tokens.json"
+    rank, world_size = distributed.world()
+    if rank == 0 and not (recipe_file.is_file() and json.loads(recipe_file.read_text()) == recipe):
+        recipe_file.unlink(missing_ok=True)
+        start = time.perf_counter()
+        tokenizer = learn_tokenizer(train, args)
+        learnt = time.perf_counter()
+        write_directory(work / "tokenizer", {n: c.encode("utf-8") for n, c in tokenizer.vocab_files().items()})
+        fast, workers = args.tokenizer == "rust", args.workers
+        header = write_token_file(train, tokenizer, work / "train.tokens", workers=workers, fast=fast)
+        write_token_file(valid, tokenizer, work / "valid.tokens", workers=workers, fast=fast)
+        seconds = time.perf_counter() - learnt
+        print(f"tokenizer learnt in {learnt - start:.1f} s; {header['tokens']:,} training tokens written in "
+              f"{seconds:.1f} s by {workers} process(es)", flush=True)
+        (work / "tokens.json.tmp").write_text(json.dumps(recipe) + "\n")
+        os.replace(work / "tokens.json.tmp", recipe_file)
+    if world_size > 1:
+        torch.distributed.barrier()
+    tokenizer = BPETokenizer.from_pretrained(work / "tokenizer")
+    return tokenizer, TokenFile(work / "train.tokens", tokenizer), TokenFile(work / "valid.tokens", tokenizer)
+
+
+def save_state(path: Path, state: dict) -> None:
+    """Write the training state atomically, with its SHA-256 in ``path.json`` (written last)."""
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    data = buffer.getvalue()
+    for target, content in ((path, data), (path.with_name(path.name + ".json"),
+                            (json.dumps({"sha256": hashlib.sha256(data).hexdigest(), "step": state["step"]}) + "\n")
+                            .encode())):
+        tmp = target.with_name(f".{target.name}.tmp")
+        with open(tmp, "wb") as f:
+            f.write(content)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+
+
+def load_state(path: Path) -> dict:
+    """The training state saved by :func:`save_state`; ``ValueError`` if it is corrupt or incomplete."""
+    data = path.read_bytes()
+    manifest = path.with_name(path.name + ".json")
+    if not manifest.is_file() or json.loads(manifest.read_text())["sha256"] != hashlib.sha256(data).hexdigest():
+        raise ValueError(f"{path} does not match the SHA-256 in {manifest.name}: the save was interrupted "
+                         "or the file is corrupt")
+    return torch.load(io.BytesIO(data), weights_only=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lmcourse.scale", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=output_directory, required=True,
                         help="directory for the trained model (rank 0 writes it)")
-    parser.add_argument("--text", type=existing_file, nargs="+", help="UTF-8 files, one document each, at least 2 "
-                        "(default: the training articles of the shipped corpora)")
+    parser.add_argument("--work", type=output_directory, default=None,
+                        help="directory for the token files and the training state (default: OUT.work)")
+    parser.add_argument("--text", nargs="+", help="UTF-8 files, directories or glob patterns, one document per "
+                        "file, at least 2 files (default: the training articles of the shipped corpora)")
     parser.add_argument("--documents", type=positive_int, default=None,
                         help="with the shipped corpora: the first N articles of each")
+    parser.add_argument("--tokenizer", choices=("course", "rust"), default="course",
+                        help="learn and apply the BPE with the course's Python code or the Rust tokenizers "
+                             "library (same ids for the same merges; rust for corpora of gigabytes)")
     parser.add_argument("--bpe-documents", type=positive_int, default=2000,
-                        help="learn the BPE merges on the first N training documents (pure Python: keep it small)")
+                        help="learn the BPE merges on the first N training documents")
+    parser.add_argument("--workers", type=positive_int, default=os.cpu_count(),
+                        help="processes that tokenize the text (default: one per CPU)")
     parser.add_argument("--device", type=cli.device, default="cpu",
                         help="cpu or cuda (under torchrun: one GPU per process)")
     parser.add_argument("--steps", type=positive_int, default=480)
@@ -67,61 +148,125 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=nonnegative_int, default=0)
     parser.add_argument("--threads", type=positive_int, default=None,
                         help="CPU threads per process (default: torch's)")
+    parser.add_argument("--bf16", action="store_true", help="compute in bfloat16 under autocast (GPUs)")
+    parser.add_argument("--compile", action="store_true", help="compile the model with torch.compile")
+    parser.add_argument("--save-every", type=positive_int, default=1000,
+                        help="save the training state and measure the validation loss every N steps")
+    parser.add_argument("--resume", action="store_true", help="continue the run saved in the work directory")
     args = parser.parse_args(argv)
     if args.d_model % args.heads:
         parser.error(f"--d-model {args.d_model} must be divisible by --heads {args.heads}")
     if args.vocab_size < MIN_VOCAB_SIZE:
         parser.error(f"--vocab-size must be at least {MIN_VOCAB_SIZE} (256 bytes and {len(GPT_SPECIALS)} special "
                      f"tokens), got {args.vocab_size}")
-    if args.text is not None and len(args.text) < 2:
-        parser.error(f"--text needs at least 2 files (one is held out for validation), got {len(args.text)}")
     if args.text is not None and args.documents is not None:
         parser.error("--documents picks articles of the shipped corpora: leave it out with --text")
+    work = args.work or args.out.with_name(args.out.name + ".work")
+    state_file = work / "state.pt"
+    if state_file.exists() and not args.resume:
+        parser.error(f"--work {work} holds a saved run: add --resume to continue it, or choose another --out or --work")
+    if args.resume and not state_file.exists():
+        parser.error(f"--resume: {work} holds no saved run")
+    if args.text:
+        try:
+            train, valid = split_documents(expand_sources(args.text))
+        except ValueError as err:
+            parser.error(f"--text: {err}")
+    else:
+        train, valid = pretraining_text("train", args.documents), pretraining_text("valid", args.documents)
+
+    most_tokens = sum(d.stat().st_size if isinstance(d, Path) else len(d.encode()) for d in train) + len(train)
+    if most_tokens <= args.context:   # a token is at least a byte: known too short before tokenizing
+        parser.error(f"--context {args.context} needs a training text longer than that; it has at most "
+                     f"{most_tokens} tokens (give --text more text)")
 
     device = distributed.setup(args.device)
     rank, world_size = distributed.world()
     if args.batch_size % world_size:
         parser.error(f"--batch-size {args.batch_size} must be divisible by the {world_size} processes")
     set_seed(args.seed, num_threads=args.threads)
-    if args.text:
-        try:
-            train, valid = read_documents(args.text)
-        except UnicodeDecodeError as err:
-            parser.error(f"--text: a file is not UTF-8 text ({err})")
-    else:
-        train, valid = pretraining_text("train", args.documents), pretraining_text("valid", args.documents)
-    tokenizer, train_ids, valid_ids = gpt_token_streams(train, valid, args.vocab_size, args.bpe_documents)
+    try:
+        tokenizer, train_ids, valid_ids = prepare_tokens(work, train, valid, args)
+    except UnicodeDecodeError as err:
+        parser.error(f"--text: a file is not UTF-8 text ({err})")
     if len(train_ids) <= args.context:
         parser.error(f"--context {args.context} needs a training text longer than that; it has {len(train_ids)} "
                      "tokens (give --text more text)")
-    if len(valid_ids) < 2 * VALID_ROWS:
+    if len(valid_ids) <= args.context:
         parser.error(f"--text: the held-out text (every 20th file, the first included) has {len(valid_ids)} tokens; "
-                     f"the validation loss needs at least {2 * VALID_ROWS}")
+                     f"the validation loss needs more than --context {args.context}")
     config = GPTConfig(vocab_size=len(tokenizer), context_size=args.context, d_model=args.d_model,
                        num_layers=args.layers, num_heads=args.heads)
-    model = GPT(config)
+    model = GPT(config).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0)
+    data_generator = torch.Generator().manual_seed(args.seed)
+    run = {flag: getattr(args, flag) for flag in RUN_FLAGS}
+    log = {"run": run, "train_loss": [], "valid_loss": [], "segments": []}
+    if args.resume:
+        state = load_state(state_file)
+        changed = [f"--{k.replace('_', '-')}" for k in RUN_FLAGS if state["run"].get(k) != run[k]]
+        if changed:
+            parser.error(f"--resume: {' '.join(changed)} differ from the saved run's; they must be the same")
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        data_generator.set_state(state["data_generator"])
+        torch.set_rng_state(state["torch_rng"])
+        log = json.loads(state["log"])
+    trained = torch.compile(model) if args.compile else model
+    autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if args.bf16 else contextlib.nullcontext
+    schedule = warmup_cosine(args.steps)
 
-    def batches(epoch: int):
-        """The same global batches on every rank (fit hands each rank its slice)."""
+    def loss_fn(m, batch):
+        with autocast():
+            return lm_loss(m, batch)
+
+    def validation_loss() -> float:
         g = torch.Generator().manual_seed(args.seed)
-        return (random_windows(train_ids, args.batch_size, args.context, g) for _ in range(args.steps))
+        batches = [valid_ids.windows(8, args.context, g) for _ in range(VALID_WINDOWS // 8)]
+        return evaluate_loss(trained, loss_fn, batches, device=device)
 
-    start = time.perf_counter()
-    history = fit(model, lm_loss, batches, lr=args.lr, lr_schedule=warmup_cosine(args.steps), clip_grad_norm=1.0,
-                  max_steps=args.steps, seed=None, device=device, desc="pretraining GPT")
-    seconds = time.perf_counter() - start
+    step = len(log["train_loss"])
+    while step < args.steps:
+        n = min(args.save_every, args.steps - step)
+        start = time.perf_counter()
+        history = fit(trained, loss_fn, lambda epoch, n=n: (train_ids.windows(args.batch_size, args.context,
+                                                                              data_generator) for _ in range(n)),
+                      optimizer=optimizer, lr_schedule=lambda s, first=step: schedule(s + first), clip_grad_norm=1.0,
+                      max_steps=n, seed=None, device=device, desc=f"steps {step + 1}-{step + n} of {args.steps}")
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        log["segments"].append({"steps": n, "seconds": time.perf_counter() - start})
+        log["train_loss"] += history.train_loss
+        step += n
+        if rank == 0:
+            log["valid_loss"].append([step, validation_loss()])
+            save_state(state_file, {"step": step, "run": run, "model": model.state_dict(),
+                                    "optimizer": optimizer.state_dict(), "data_generator": data_generator.get_state(),
+                                    "torch_rng": torch.get_rng_state(), "log": json.dumps(log)})
+            print(f"step {step}: train loss {log['train_loss'][-1]:.3f}, valid loss {log['valid_loss'][-1][1]:.3f}",
+                  flush=True)
+        if world_size > 1:
+            torch.distributed.barrier()
+
     if rank == 0:
-        valid_loss = evaluate_loss(model, lm_loss, lm_batches(valid_ids.to(device), VALID_ROWS, args.context),
-                                   device=device)
+        timed = log["segments"][1:] or log["segments"]    # the first segment includes compiling and warming up
+        tokens = sum(s["steps"] for s in timed) * args.batch_size * args.context
+        tokens_per_s = tokens / sum(s["seconds"] for s in timed)
+        flops = training_flops_per_token(model)
+        valid_sample = valid_ids.tensor(1 << 20)
+        log.update(device=torch.cuda.get_device_name(device) if device.type == "cuda" else device.type,
+                   processes=world_size, parameters=sum(p.numel() for p in model.parameters()),
+                   tokens_per_s=tokens_per_s, training_flops_per_token=flops,
+                   unigram_loss=unigram_loss(train_ids.tensor(1 << 24), valid_sample, len(tokenizer)))
         weights = {k: v.detach().float().cpu().contiguous() for k, v in hf_state_dict(model).items()}
         files = {"config.json": (json.dumps(config.to_hf(), indent=2, sort_keys=True) + "\n").encode(),
-                 "model.safetensors": safetensors_bytes(weights),
+                 "model.safetensors": safetensors_bytes(weights), "training_log.json": json.dumps(log).encode(),
                  **{n: c.encode("utf-8") for n, c in tokenizer.vocab_files().items()}}
         write_directory(args.out, files)
-        tokens = args.steps * args.batch_size * args.context
-        print(f"{sum(p.numel() for p in model.parameters()):,} parameters; {args.steps} steps on {world_size} "
-              f"process(es) ({device.type}) in {seconds:.1f} s: {tokens / seconds:,.0f} tokens/s; "
-              f"train loss {history.train_loss[-1]:.3f}, valid loss {valid_loss:.3f} nats/token; saved in {args.out}")
+        print(f"{log['parameters']:,} parameters; {args.steps} steps on {world_size} process(es) ({log['device']}): "
+              f"{tokens_per_s:,.0f} tokens/s, {tokens_per_s * flops / 1e12:.2f} model TFLOP/s; train loss "
+              f"{log['train_loss'][-1]:.3f}, valid loss {log['valid_loss'][-1][1]:.3f} nats/token (unigram "
+              f"{log['unigram_loss']:.3f}); saved in {args.out}")
     return 0
 
 
