@@ -1,16 +1,17 @@
 """A corpus larger than memory: tokenized once, in parallel, into a file that training reads as a memory map.
 
-Documents are text files (or, for small corpora, strings). Each is read in pieces of about a
-megabyte, cut only where no pre-token can cross (before a newline that follows a non-space
-character), so that encoding piece by piece gives the ids of encoding the whole document. Worker
-processes encode the pieces; the ids go to disk in order, each document followed by
-``<|endoftext|>``, as unsigned 16-bit integers when the vocabulary has at most 65,536 ids. A header
-beside the file records the count, the type, the tokenizer's hash and the file's SHA-256, which
-:class:`TokenFile` checks before training reads a window.
+Documents are text files (or, for small corpora, strings). Each is read in pieces of about 64 kB
+(encoding one takes a worker tens of megabytes, not hundreds), cut only where no pre-token can
+cross (before a newline that follows a non-space character), so that encoding piece by piece gives
+the ids of encoding the whole document. Worker processes encode the pieces; the ids go to disk in
+order, each document followed by ``<|endoftext|>``, as unsigned 16-bit integers when the vocabulary
+has at most 65,536 ids. A header beside the file records the count, the type, the tokenizer's hash
+and the file's SHA-256, which :class:`TokenFile` checks before training reads a window.
 """
 import glob
 import hashlib
 import json
+import mmap
 import multiprocessing
 import os
 from collections import deque
@@ -23,7 +24,7 @@ import torch
 from lmcourse.bpe import END_OF_TEXT, BPETokenizer
 from lmcourse.validate import check_int, check_type
 
-PIECE_CHARS = 1 << 20   # characters read at a time, about a megabyte of text
+PIECE_CHARS = 1 << 16   # characters read at a time, about 64 kB of text
 
 
 def expand_sources(sources: Iterable[str | Path]) -> list[Path]:
@@ -203,7 +204,13 @@ class TokenFile:
             raise ValueError(f"{self.path} was written by another tokenizer")
         if verify and _file_sha256(self.path) != self.header["sha256"]:
             raise ValueError(f"{self.path} does not match the SHA-256 in its header: it is corrupt")
-        self.ids = np.memmap(self.path, dtype=dtype, mode="r") if self.header["tokens"] else np.zeros(0, dtype)
+        self.ids = np.zeros(0, dtype)
+        if self.header["tokens"]:
+            with open(self.path, "rb") as f:
+                mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            if hasattr(mapped, "madvise"):   # windows are drawn at random: read no further than asked
+                mapped.madvise(mmap.MADV_RANDOM)
+            self.ids = np.frombuffer(mapped, dtype=dtype)
 
     def __len__(self) -> int:
         return len(self.ids)

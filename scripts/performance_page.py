@@ -300,25 +300,74 @@ def _history_section(runs: list[dict]) -> list[str]:
 
 
 def _gpu_section(path: Path) -> list[str]:
-    """The GPU run recorded in ``path`` if there is one, else where GPU figures come from."""
+    """The GPU runs recorded in ``path`` if there are any, else where GPU figures come from."""
     out = ["## On a GPU\n"]
     if not path.exists():
         return out + [NO_GPU_YET]
     g = json.loads(path.read_text(encoding="utf-8"))
-    out.append(f"Measured on {g['device']} on {g['date']}, {_commit(g)}, with `{g['command']}`: "
-               f"the course's GPT ({g['config']}; {g['parameters']:,} parameters) trained {g['steps']:,} steps at "
-               f"{g['tokens_per_s']:,.0f} tokens/s, a model FLOP/s utilisation of {g['mfu']:.3g} against a peak of "
-               f"{g['peak_tflops']:g} TFLOP/s ({g['peak_source']}). Its loss ended at {g['train_loss']:.3f} on the "
-               f"training text and {g['valid_loss']:.3f} on the held-out text; a unigram model scores "
-               f"{g['unigram_loss']:.3f}.\n")
-    if g.get("loss_figure"):
-        out += ["{numref}`fig-gpu-loss` shows the loss during that run.\n",
-                f"```{{figure}} {g['loss_figure']}", ":name: fig-gpu-loss",
-                f":alt: The training and held-out loss of the course's GPT against training steps on "
-                f"{g['device']}, ending at {g['train_loss']:.2f} and {g['valid_loss']:.2f}, beside a unigram "
-                f"model's {g['unigram_loss']:.2f}.\n",
-                f"Training and held-out loss of the course's GPT on {g['device']}, {g['steps']:,} steps.", "```\n"]
+    out.append(f"Measured on an {g['device']} on {g['date']} with PyTorch {g['torch']}, with the training code of "
+               f"{_commit(g)}: the course's GPT at about GPT-1's depth ({g['config']}; {g['parameters']:,} "
+               f"parameters, {g['training_flops_per_token'] / 1e6:.0f} million training FLOPs per token), trained by "
+               f"the Scaling up page's single-GPU command, shortened to 1,000 steps with a save every 100, on the "
+               f"shipped articles written out as files:\n")
+    out.append(f"```bash\n{g['command']}\n```\n")
+    out.append(f"Model FLOP/s utilisation (MFU) is the model's FLOPs per token times tokens/s over the peak "
+               f"measured on the same GPU, {g['peak_tflops']:g} TFLOP/s ({g['peak_source']}). NVIDIA's dense bf16 "
+               f"figure for an H200 in its SXM form is {g['datasheet_tflops']:g} TFLOP/s; the machine does not say "
+               f"which form it is. Tokens/s leave out each run's first 100 steps (20 for the 40-step run), which "
+               f"include compiling and warming up.\n")
+    out += ["| set-up | steps | steps timed | tokens/s | model TFLOP/s | MFU |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    out += [f"| {r['setup']} | {r['steps']:,} | {r['timed_steps']:,} | {r['tokens_per_s']:,.0f} | "
+            f"{r['model_tflops']:.1f} | {r['mfu']:.3f} |" for r in g["runs"]]
+    best = max(g["runs"], key=lambda r: r["tokens_per_s"])
+    prof = g["profile"]
+    out.append(f"\nA model this small keeps the GPU busy only part of the time: timed in `fit` on one batch held in "
+               f"memory ({prof['steps']} profiled steps), a compiled bf16 step took {prof['wall_ms_per_step']:g} ms, "
+               f"of which the GPU's kernels ran {prof['gpu_kernel_ms_per_step']:g} ms "
+               f"({prof['optimizer_ms_per_step']:g} ms of it in AdamW's update). At the measured peak the model's "
+               f"FLOPs per step would take {g['training_flops_per_token'] * 64 * 256 / g['peak_tflops'] / 1e9:.1f} ms. "
+               f"The fastest set-up here was "
+               f"{best['setup']}, at {best['tokens_per_s']:,.0f} tokens/s"
+               + ("; compiling did not pay at this size" if "--compile" not in best["command_flags"] else "")
+               + " (each set-up ran once, on a few hundred timed steps at most).\n")
+    ratio = g["tokens_seen"] / g["train_tokens"]
+    step, low = g["best_valid"]
+    out.append(f"{{numref}}`fig-gpu-loss` shows the loss of the 1,000-step run. The shipped articles are "
+               f"{g['train_tokens']:,} training tokens at this vocabulary, and the run read {g['tokens_seen']:,}: "
+               f"each token about {ratio:.0f} times. The held-out loss is lowest at step {step} ({low:.3f} "
+               f"nats/token) and then rises while the training loss keeps falling, to {g['train_loss']:.3f} against "
+               f"{g['valid_loss']:.3f} at the end: a model of this size needs far more text than the course ships. "
+               f"A unigram model scores {g['unigram_loss']:.3f} on the held-out text.\n")
+    out += [f"```{{figure}} {g['loss_figure']}", ":name: fig-gpu-loss",
+            f":alt: Loss in nats per token against training step for the course's 24.5-million-parameter GPT on an "
+            f"H200. The training loss falls from about 9 to {g['train_loss']:.2f}; the held-out loss, measured every "
+            f"100 steps, falls to {low:.2f} at step {step} and rises to {g['valid_loss']:.2f} by step 1,000; both are "
+            f"below the unigram line at {g['unigram_loss']:.2f} from step 100 on.\n",
+            f"Training loss (every step) and held-out loss (every 100 steps) of the GPT-1-depth run on the "
+            f"H200, with the unigram baseline: after step {step} the model overfits the small corpus.", "```\n"]
     return out
+
+
+def draw_gpu_loss(path: Path, figure: Path) -> None:
+    """Draw the loss figure of the GPU run recorded in ``path`` into ``figure``."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    g = json.loads(path.read_text(encoding="utf-8"))
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=150)
+    train = g["train_loss_curve"]
+    ax.plot(range(1, len(train) + 1), train, color="#1f77b4", lw=0.8, label="training loss (each step's batch)")
+    steps, valid = zip(*g["valid_loss_curve"])
+    ax.plot(steps, valid, "o-", color="#d62728", label="held-out loss")
+    ax.axhline(g["unigram_loss"], color="0.4", ls="--", lw=1, label=f"unigram model ({g['unigram_loss']:.2f})")
+    ax.set(xlabel="training step", ylabel="loss (nats per token)", ylim=(3, 9.5))
+    ax.legend(frameon=False)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(figure, metadata={"Software": None})
+    plt.close(fig)
 
 
 def render(root: Path = ROOT) -> str:
@@ -335,3 +384,8 @@ if __name__ == "__main__":
     parser.parse_args()
     (ROOT / "performance.md").write_text(render(), encoding="utf-8")
     print("wrote performance.md")
+    gpu = ROOT / "benchmarks" / "gpu_results.json"
+    if gpu.exists():
+        figure = ROOT / json.loads(gpu.read_text(encoding="utf-8"))["loss_figure"]
+        draw_gpu_loss(gpu, figure)
+        print(f"drew {figure.relative_to(ROOT)}")
