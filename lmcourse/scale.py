@@ -42,6 +42,7 @@ from lmcourse.train import evaluate_loss, fit
 
 #: the smallest vocabulary byte-level BPE can have: the 256 bytes and GPT's special tokens
 MIN_VOCAB_SIZE = 256 + len(GPT_SPECIALS)
+STATE = "state.json"   # in the work directory: names the latest training state and its SHA-256
 VALID_WINDOWS = 64   # the validation loss: the mean over this many windows spread over the held-out text
 #: flags that a resumed run must share with the run it continues
 RUN_FLAGS = ("text", "documents", "bpe_documents", "tokenizer", "steps", "batch_size", "context", "d_model",
@@ -63,15 +64,26 @@ def learn_tokenizer(train: list, args) -> BPETokenizer:
     return BPETokenizer.train(texts, args.vocab_size, specials=GPT_SPECIALS)
 
 
-def prepare_tokens(work: Path, train: list, valid: list, args) -> tuple[BPETokenizer, TokenFile, TokenFile]:
-    """The tokenizer and the two token files in ``work``: made once (by rank 0), reused while the
-    text and the tokenizer's flags are unchanged."""
-    sources = [str(d) if isinstance(d, Path) else hashlib.sha256(d.encode()).hexdigest() for d in train + valid]
-    recipe = {"sources": sources, "sizes": [d.stat().st_size if isinstance(d, Path) else len(d) for d in train + valid],
-              "tokenizer": args.tokenizer, "vocab_size": args.vocab_size, "bpe_documents": args.bpe_documents}
+def token_recipe(train: list, valid: list, args) -> dict:
+    """What the token files depend on: the documents (paths and sizes, or hashes of strings) and the
+    tokenizer's flags. Equal recipes reuse the files."""
+    documents = train + valid
+    return {"sources": [str(d) if isinstance(d, Path) else hashlib.sha256(d.encode()).hexdigest() for d in documents],
+            "sizes": [d.stat().st_size if isinstance(d, Path) else len(d) for d in documents],
+            "tokenizer": args.tokenizer, "vocab_size": args.vocab_size, "bpe_documents": args.bpe_documents}
+
+
+def prepare_tokens(work: Path, recipe: dict, train: list, valid: list, args
+                   ) -> tuple[BPETokenizer, TokenFile, TokenFile]:
+    """The tokenizer and the two token files in ``work``, made once and reused while ``recipe`` holds.
+
+    Under ``torchrun`` the process of global rank 0 makes them, before any process group exists (so
+    no collective times out however long it takes), and the others wait for ``work/tokens.json``:
+    on several machines ``work`` must be a folder that all of them see.
+    """
     recipe_file = work / "tokens.json"
-    rank, world_size = distributed.world()
-    if rank == 0 and not (recipe_file.is_file() and json.loads(recipe_file.read_text()) == recipe):
+    made = lambda: recipe_file.is_file() and json.loads(recipe_file.read_text()) == recipe  # noqa: E731
+    if int(os.environ.get("RANK", "0")) == 0 and not made():
         recipe_file.unlink(missing_ok=True)
         start = time.perf_counter()
         tokenizer = learn_tokenizer(train, args)
@@ -85,35 +97,40 @@ def prepare_tokens(work: Path, train: list, valid: list, args) -> tuple[BPEToken
               f"{seconds:.1f} s by {workers} process(es)", flush=True)
         (work / "tokens.json.tmp").write_text(json.dumps(recipe) + "\n")
         os.replace(work / "tokens.json.tmp", recipe_file)
-    if world_size > 1:
-        torch.distributed.barrier()
+    while not made():          # another rank is making them (torchrun ends every rank if it fails)
+        time.sleep(1)
     tokenizer = BPETokenizer.from_pretrained(work / "tokenizer")
     return tokenizer, TokenFile(work / "train.tokens", tokenizer), TokenFile(work / "valid.tokens", tokenizer)
 
 
-def save_state(path: Path, state: dict) -> None:
-    """Write the training state atomically, with its SHA-256 in ``path.json`` (written last)."""
+def save_state(work: Path, state: dict) -> None:
+    """Write the training state to ``work/state-STEP.pt``, then replace the manifest ``work/state.json``
+    (its name and SHA-256) in one rename, then remove older states: an interruption at any moment
+    leaves a manifest that names a whole file."""
     buffer = io.BytesIO()
     torch.save(state, buffer)
     data = buffer.getvalue()
-    for target, content in ((path, data), (path.with_name(path.name + ".json"),
-                            (json.dumps({"sha256": hashlib.sha256(data).hexdigest(), "step": state["step"]}) + "\n")
-                            .encode())):
+    name = f"state-{state['step']}.pt"
+    manifest = {"file": name, "sha256": hashlib.sha256(data).hexdigest(), "step": state["step"]}
+    for target, content in ((work / name, data), (work / STATE, (json.dumps(manifest) + "\n").encode())):
         tmp = target.with_name(f".{target.name}.tmp")
         with open(tmp, "wb") as f:
             f.write(content)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)
+    for old in work.glob("state-*.pt"):
+        if old.name != name:
+            old.unlink()
 
 
-def load_state(path: Path) -> dict:
-    """The training state saved by :func:`save_state`; ``ValueError`` if it is corrupt or incomplete."""
-    data = path.read_bytes()
-    manifest = path.with_name(path.name + ".json")
-    if not manifest.is_file() or json.loads(manifest.read_text())["sha256"] != hashlib.sha256(data).hexdigest():
-        raise ValueError(f"{path} does not match the SHA-256 in {manifest.name}: the save was interrupted "
-                         "or the file is corrupt")
+def load_state(work: Path) -> dict:
+    """The training state that ``work/state.json`` names; ``ValueError`` if that file is damaged."""
+    manifest = json.loads((work / STATE).read_text())
+    path = work / manifest["file"]
+    data = path.read_bytes() if path.is_file() else b""
+    if hashlib.sha256(data).hexdigest() != manifest["sha256"]:
+        raise ValueError(f"{path} does not match the SHA-256 in {STATE}: it is missing or damaged")
     return torch.load(io.BytesIO(data), weights_only=True)
 
 
@@ -161,12 +178,17 @@ def main(argv: list[str] | None = None) -> int:
                      f"tokens), got {args.vocab_size}")
     if args.text is not None and args.documents is not None:
         parser.error("--documents picks articles of the shipped corpora: leave it out with --text")
-    work = args.work or args.out.with_name(args.out.name + ".work")
-    state_file = work / "state.pt"
-    if state_file.exists() and not args.resume:
+    out = args.out.resolve()
+    work = (args.work or out.with_name(out.name + ".work")).resolve()
+    if work == out or out in work.parents or work in out.parents:
+        parser.error(f"--work {work} and --out {out} must not contain each other (--out is replaced at the end)")
+    if (work / STATE).exists() and not args.resume:
         parser.error(f"--work {work} holds a saved run: add --resume to continue it, or choose another --out or --work")
-    if args.resume and not state_file.exists():
+    if args.resume and not (work / STATE).exists():
         parser.error(f"--resume: {work} holds no saved run")
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    if args.batch_size % world_size:
+        parser.error(f"--batch-size {args.batch_size} must be divisible by the {world_size} processes")
     if args.text:
         try:
             train, valid = split_documents(expand_sources(args.text))
@@ -179,22 +201,28 @@ def main(argv: list[str] | None = None) -> int:
     if most_tokens <= args.context:   # a token is at least a byte: known too short before tokenizing
         parser.error(f"--context {args.context} needs a training text longer than that; it has at most "
                      f"{most_tokens} tokens (give --text more text)")
-
-    device = distributed.setup(args.device)
-    rank, world_size = distributed.world()
-    if args.batch_size % world_size:
-        parser.error(f"--batch-size {args.batch_size} must be divisible by the {world_size} processes")
-    set_seed(args.seed, num_threads=args.threads)
+    recipe = token_recipe(train, valid, args)
+    state = load_state(work) if args.resume else None
+    if state is not None and state["tokens"]["recipe"] != recipe:
+        parser.error("--resume: the text or the tokenizer's flags differ from the saved run's (files added or "
+                     "changed under --text?); they must be the same")
     try:
-        tokenizer, train_ids, valid_ids = prepare_tokens(work, train, valid, args)
+        tokenizer, train_ids, valid_ids = prepare_tokens(work, recipe, train, valid, args)
     except UnicodeDecodeError as err:
         parser.error(f"--text: a file is not UTF-8 text ({err})")
+    tokens = {"recipe": recipe, "train_sha256": train_ids.header["sha256"], "valid_sha256": valid_ids.header["sha256"]}
+    if state is not None and state["tokens"] != tokens:
+        parser.error(f"--resume: the token files in {work} are not those the saved run read")
     if len(train_ids) <= args.context:
         parser.error(f"--context {args.context} needs a training text longer than that; it has {len(train_ids)} "
                      "tokens (give --text more text)")
     if len(valid_ids) <= args.context:
         parser.error(f"--text: the held-out text (every 20th file, the first included) has {len(valid_ids)} tokens; "
                      f"the validation loss needs more than --context {args.context}")
+
+    device = distributed.setup(args.device)     # after tokenizing: no collective waits on it
+    rank = distributed.world()[0]
+    set_seed(args.seed, num_threads=args.threads)
     config = GPTConfig(vocab_size=len(tokenizer), context_size=args.context, d_model=args.d_model,
                        num_layers=args.layers, num_heads=args.heads)
     model = GPT(config).to(device)
@@ -202,8 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     data_generator = torch.Generator().manual_seed(args.seed)
     run = {flag: getattr(args, flag) for flag in RUN_FLAGS}
     log = {"run": run, "train_loss": [], "valid_loss": [], "segments": []}
-    if args.resume:
-        state = load_state(state_file)
+    if state is not None:
         changed = [f"--{k.replace('_', '-')}" for k in RUN_FLAGS if state["run"].get(k) != run[k]]
         if changed:
             parser.error(f"--resume: {' '.join(changed)} differ from the saved run's; they must be the same")
@@ -212,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         data_generator.set_state(state["data_generator"])
         torch.set_rng_state(state["torch_rng"])
         log = json.loads(state["log"])
+    device_name = torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
     trained = torch.compile(model) if args.compile else model
     autocast = (lambda: torch.autocast(device.type, dtype=torch.bfloat16)) if args.bf16 else contextlib.nullcontext
     schedule = warmup_cosine(args.steps)
@@ -225,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         batches = [valid_ids.windows(8, args.context, g) for _ in range(VALID_WINDOWS // 8)]
         return evaluate_loss(trained, loss_fn, batches, device=device)
 
-    step = len(log["train_loss"])
+    step, first_segment = len(log["train_loss"]), True
     while step < args.steps:
         n = min(args.save_every, args.steps - step)
         start = time.perf_counter()
@@ -235,12 +263,14 @@ def main(argv: list[str] | None = None) -> int:
                       max_steps=n, seed=None, device=device, desc=f"steps {step + 1}-{step + n} of {args.steps}")
         if device.type == "cuda":
             torch.cuda.synchronize()
-        log["segments"].append({"steps": n, "seconds": time.perf_counter() - start})
+        log["segments"].append({"steps": n, "seconds": time.perf_counter() - start, "device": device_name,
+                                "warm_up": first_segment})    # a start's first segment compiles and warms up
+        first_segment = False
         log["train_loss"] += history.train_loss
         step += n
         if rank == 0:
             log["valid_loss"].append([step, validation_loss()])
-            save_state(state_file, {"step": step, "run": run, "model": model.state_dict(),
+            save_state(work, {"step": step, "run": run, "tokens": tokens, "model": model.state_dict(),
                                     "optimizer": optimizer.state_dict(), "data_generator": data_generator.get_state(),
                                     "torch_rng": torch.get_rng_state(), "log": json.dumps(log)})
             print(f"step {step}: train loss {log['train_loss'][-1]:.3f}, valid loss {log['valid_loss'][-1][1]:.3f}",
@@ -249,12 +279,13 @@ def main(argv: list[str] | None = None) -> int:
             torch.distributed.barrier()
 
     if rank == 0:
-        timed = log["segments"][1:] or log["segments"]    # the first segment includes compiling and warming up
-        tokens = sum(s["steps"] for s in timed) * args.batch_size * args.context
-        tokens_per_s = tokens / sum(s["seconds"] for s in timed)
+        timed = ([s for s in log["segments"] if not s["warm_up"] and s["device"] == device_name]
+                 or log["segments"][-1:])
+        seconds = sum(s["seconds"] for s in timed)
+        tokens_per_s = sum(s["steps"] for s in timed) * args.batch_size * args.context / seconds
         flops = training_flops_per_token(model)
         valid_sample = valid_ids.tensor(1 << 20)
-        log.update(device=torch.cuda.get_device_name(device) if device.type == "cuda" else device.type,
+        log.update(device=device_name,
                    processes=world_size, parameters=sum(p.numel() for p in model.parameters()),
                    tokens_per_s=tokens_per_s, training_flops_per_token=flops,
                    unigram_loss=unigram_loss(train_ids.tensor(1 << 24), valid_sample, len(tokenizer)))

@@ -14,6 +14,8 @@ import json
 import mmap
 import multiprocessing
 import os
+import re
+import sys
 from collections import deque
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -25,6 +27,7 @@ from lmcourse.bpe import END_OF_TEXT, BPETokenizer
 from lmcourse.validate import check_int, check_type
 
 PIECE_CHARS = 1 << 16   # characters read at a time, about 64 kB of text
+_CUT = re.compile(r"(?<=\S)\s")   # where a text may be cut: before a space that follows a non-space
 
 
 def expand_sources(sources: Iterable[str | Path]) -> list[Path]:
@@ -47,19 +50,18 @@ def expand_sources(sources: Iterable[str | Path]) -> list[Path]:
 
 
 def split_pieces(text: str, piece_chars: int = PIECE_CHARS) -> list[str]:
-    """``text`` cut into pieces of about ``piece_chars`` characters, each cut just before a newline
-    that follows a non-space character, where no pre-token of :func:`lmcourse.bpe.pretokenize`
-    (nor its lookahead) can cross: the pieces' ids, joined, are the text's ids."""
+    """``text`` cut into pieces of about ``piece_chars`` characters, each cut just before a space
+    (any whitespace) that follows a non-space character. No pre-token of
+    :func:`lmcourse.bpe.pretokenize` crosses such a place, nor looks ahead across it: the pieces'
+    ids, joined, are the text's ids. A text without such a place stays whole."""
     check_int(piece_chars, "piece_chars", minimum=1)
     pieces, start = [], 0
     while len(text) - start > piece_chars:
-        cut = text.find("\n", start + piece_chars)
-        while cut != -1 and text[cut - 1].isspace():
-            cut = text.find("\n", cut + 1)
-        if cut == -1:
+        cut = _CUT.search(text, start + piece_chars)
+        if cut is None:
             break
-        pieces.append(text[start:cut])
-        start = cut
+        pieces.append(text[start:cut.start()])
+        start = cut.start()
     pieces.append(text[start:])
     return pieces
 
@@ -139,8 +141,10 @@ def write_token_file(documents: Iterable[str | Path], tokenizer: BPETokenizer, p
     digest, count = hashlib.sha256(), 0
     pieces = _pieces_of(documents, piece_chars)
     pool = None
-    if workers > 1:   # forked workers start at once; spawned ones (Windows) import the package first
-        context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    if fast:
+        import tokenizers  # noqa: F401  (a worker that cannot import it would be restarted forever)
+    if workers > 1:   # forked workers start at once (Linux); spawned ones import the package first
+        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         pool = context.Pool(workers, _start_worker, (tokenizer, fast, dtype))
         encoded = _in_order(pool, pieces, ahead=2 * workers)
     else:
@@ -163,6 +167,7 @@ def write_token_file(documents: Iterable[str | Path], tokenizer: BPETokenizer, p
     finally:
         if pool is not None:
             pool.terminate()
+            pool.join()
         if tmp.exists():
             tmp.unlink()
     return header
@@ -196,6 +201,9 @@ class TokenFile:
         if not self.path.is_file() or not header_path.is_file():
             raise ValueError(f"{self.path} and its header {header_path.name} must both exist")
         self.header = json.loads(header_path.read_text())
+        missing = {"tokens", "dtype", "vocab_size", "tokenizer_sha256", "sha256"} - set(self.header)
+        if missing:
+            raise ValueError(f"{header_path} lacks {sorted(missing)}: it is not a token file's header")
         dtype = np.dtype(self.header["dtype"])
         if self.path.stat().st_size != self.header["tokens"] * dtype.itemsize:
             raise ValueError(f"{self.path} has {self.path.stat().st_size} bytes; its header says "

@@ -305,47 +305,60 @@ def _gpu_section(path: Path) -> list[str]:
     if not path.exists():
         return out + [NO_GPU_YET]
     g = json.loads(path.read_text(encoding="utf-8"))
+    main, step_tokens = g["runs"][0], g["batch_size"] * g["context"]
     out.append(f"Measured on an {g['device']} on {g['date']} with PyTorch {g['torch']}, with the training code of "
-               f"{_commit(g)}: the course's GPT at about GPT-1's depth ({g['config']}; {g['parameters']:,} "
-               f"parameters, {g['training_flops_per_token'] / 1e6:.0f} million training FLOPs per token), trained by "
-               f"the Scaling up page's single-GPU command, shortened to 1,000 steps with a save every 100, on the "
-               f"shipped articles written out as files:\n")
+               f"{_commit(g)}: the course's GPT ({g['config']}; {g['parameters']:,} parameters, "
+               f"{g['training_flops_per_token'] / 1e6:.0f} million training FLOPs per token), trained by the Scaling "
+               f"up page's single-GPU command, shortened to {main['steps']:,} steps with a save every "
+               f"{g['save_every']}, on the shipped articles written out as files:\n")
     out.append(f"```bash\n{g['command']}\n```\n")
     out.append(f"Model FLOP/s utilisation (MFU) is the model's FLOPs per token times tokens/s over the peak "
-               f"measured on the same GPU, {g['peak_tflops']:g} TFLOP/s ({g['peak_source']}). NVIDIA's dense bf16 "
-               f"figure for an H200 in its SXM form is {g['datasheet_tflops']:g} TFLOP/s; the machine does not say "
-               f"which form it is. Tokens/s leave out each run's first 100 steps (20 for the 40-step run), which "
-               f"include compiling and warming up.\n")
-    out += ["| set-up | steps | steps timed | tokens/s | model TFLOP/s | MFU |",
-            "| --- | --- | --- | --- | --- | --- |"]
-    out += [f"| {r['setup']} | {r['steps']:,} | {r['timed_steps']:,} | {r['tokens_per_s']:,.0f} | "
+               f"measured on the same GPU, {g['peak_tflops']:g} TFLOP/s ({g['peak_source']}); against "
+               f"{g['datasheet_tflops']:g} TFLOP/s ({g['datasheet_source']}) each MFU would be "
+               f"{g['peak_tflops'] / g['datasheet_tflops']:.2f} times as large. Two machines of the same kind ran "
+               f"the set-ups, as the table says. Tokens/s leave out each run's first steps (the column "
+               f"\"warm-up\"), which include compiling and warming up.\n")
+    out += ["| set-up | machine | steps | warm-up | tokens/s | model TFLOP/s | MFU |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    out += [f"| {r['setup']} | {r['machine']} | {r['steps']:,} | {r['warm_up_steps']} | {r['tokens_per_s']:,.0f} | "
             f"{r['model_tflops']:.1f} | {r['mfu']:.3f} |" for r in g["runs"]]
-    best = max(g["runs"], key=lambda r: r["tokens_per_s"])
-    prof = g["profile"]
-    out.append(f"\nA model this small keeps the GPU busy only part of the time: timed in `fit` on one batch held in "
-               f"memory ({prof['steps']} profiled steps), a compiled bf16 step took {prof['wall_ms_per_step']:g} ms, "
-               f"of which the GPU's kernels ran {prof['gpu_kernel_ms_per_step']:g} ms "
-               f"({prof['optimizer_ms_per_step']:g} ms of it in AdamW's update). At the measured peak the model's "
-               f"FLOPs per step would take {g['training_flops_per_token'] * 64 * 256 / g['peak_tflops'] / 1e9:.1f} ms. "
-               f"The fastest set-up here was "
-               f"{best['setup']}, at {best['tokens_per_s']:,.0f} tokens/s"
-               + ("; compiling did not pay at this size" if "--compile" not in best["command_flags"] else "")
-               + " (each set-up ran once, on a few hundred timed steps at most).\n")
+    step_ms = 1000 * step_tokens / main["tokens_per_s"]
+    peak_ms = g["training_flops_per_token"] * step_tokens / g["peak_tflops"] / 1e9
+    out.append(f"\nA step of the {main['steps']:,}-step run took {step_ms:.1f} ms on average; at the measured peak "
+               f"the model's FLOPs would take {peak_ms:.1f} ms. The gap is not the GPU's arithmetic: a model this "
+               f"small runs many small kernels, and each step also draws its windows from the token file on the host "
+               f"and reads its loss back (this page has not timed those apart).")
+    same = [r for r in g["runs"] if r["machine"] == 2 and r["setup"].startswith("bf16")]
+    if len(same) == 2:
+        compiled, eager = sorted(same, key=lambda r: "no compile" in r["setup"])
+        faster = "faster" if eager["tokens_per_s"] > compiled["tokens_per_s"] else "slower"
+        out[-1] += (f" On machine 2, the bf16 run without compiling ({eager['steps'] - eager['warm_up_steps']} timed "
+                    f"steps) was {abs(eager['tokens_per_s'] / compiled['tokens_per_s'] - 1):.0%} {faster} than the "
+                    f"compiled one ({compiled['steps'] - compiled['warm_up_steps']} timed steps): one short run each, "
+                    f"so this says only that compiling gained nothing measurable at this size.")
+    out[-1] += "\n"
     ratio = g["tokens_seen"] / g["train_tokens"]
     step, low = g["best_valid"]
-    out.append(f"{{numref}}`fig-gpu-loss` shows the loss of the 1,000-step run. The shipped articles are "
+    last_step = g["valid_loss_curve"][-1][0]
+    turned = step < last_step and g["valid_loss"] > low
+    out.append(f"{{numref}}`fig-gpu-loss` shows the loss of the {main['steps']:,}-step run. The shipped articles are "
                f"{g['train_tokens']:,} training tokens at this vocabulary, and the run read {g['tokens_seen']:,}: "
-               f"each token about {ratio:.0f} times. The held-out loss is lowest at step {step} ({low:.3f} "
-               f"nats/token) and then rises while the training loss keeps falling, to {g['train_loss']:.3f} against "
-               f"{g['valid_loss']:.3f} at the end: a model of this size needs far more text than the course ships. "
-               f"A unigram model scores {g['unigram_loss']:.3f} on the held-out text.\n")
+               f"each token about {ratio:.0f} times. "
+               + (f"The held-out loss is lowest at step {step} ({low:.3f} nats/token) and then rises while the "
+                  f"training loss keeps falling, to {g['train_loss']:.3f} against {g['valid_loss']:.3f} at the end: "
+                  f"a model of this size needs far more text than the course ships. " if turned else
+                  f"The held-out loss is still falling at the end ({g['valid_loss']:.3f} nats/token). ")
+               + f"A unigram model scores {g['unigram_loss']:.3f} on the held-out text.\n")
+    curve = (f"falls to {low:.2f} at step {step} and rises to {g['valid_loss']:.2f} by step {last_step:,}" if turned
+             else f"falls to {g['valid_loss']:.2f} by step {last_step:,}")
     out += [f"```{{figure}} {g['loss_figure']}", ":name: fig-gpu-loss",
-            f":alt: Loss in nats per token against training step for the course's 24.5-million-parameter GPT on an "
-            f"H200. The training loss falls from about 9 to {g['train_loss']:.2f}; the held-out loss, measured every "
-            f"100 steps, falls to {low:.2f} at step {step} and rises to {g['valid_loss']:.2f} by step 1,000; both are "
-            f"below the unigram line at {g['unigram_loss']:.2f} from step 100 on.\n",
-            f"Training loss (every step) and held-out loss (every 100 steps) of the GPT-1-depth run on the "
-            f"H200, with the unigram baseline: after step {step} the model overfits the small corpus.", "```\n"]
+            f":alt: Loss in nats per token against training step for the course's "
+            f"{g['parameters'] / 1e6:.1f}-million-parameter GPT on an {g['gpu']}. The training loss falls from about "
+            f"{g['train_loss_curve'][0]:.0f} to {g['train_loss']:.2f}; the held-out loss, measured every "
+            f"{g['save_every']} steps, {curve}; a dashed line marks the unigram model at {g['unigram_loss']:.2f}.\n",
+            f"Training loss (every step) and held-out loss (every {g['save_every']} steps) of the run on the "
+            f"{g['gpu']}, with the unigram baseline"
+            + (f": after step {step} the model overfits the small corpus." if turned else "."), "```\n"]
     return out
 
 

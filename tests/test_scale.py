@@ -34,7 +34,7 @@ def course_tokenizer(texts):
 def test_the_rust_library_encodes_like_the_course_given_the_same_merges(texts, course_tokenizer):
     rust_learnt = BPETokenizer.train_fast(iter(texts), vocab_size=600)
     assert len(rust_learnt) == len(course_tokenizer) == 600
-    held_out = news_documents("valid") + TRICKY
+    held_out = news_documents("all") + TRICKY
     for tokenizer in (course_tokenizer, rust_learnt):
         rust = tokenizer.fast()
         for text in held_out:
@@ -44,20 +44,24 @@ def test_the_rust_library_encodes_like_the_course_given_the_same_merges(texts, c
     assert len(set(rust_learnt.merges) & set(course_tokenizer.merges)) > 0.8 * len(course_tokenizer.merges)
 
 
-def test_pieces_are_cut_only_before_a_newline_after_a_non_space(course_tokenizer):
-    text = "One line.\nTwo  \n  three\n\nfour" * 50
+def test_pieces_are_cut_only_before_a_space_after_a_non_space(course_tokenizer):
+    text = "One line.\nTwo  \n  three\n\nfour 4.5%  \t x'll y's\x1c z " * 50 + "".join(TRICKY)
     pieces = split_pieces(text, piece_chars=7)
-    assert "".join(pieces) == text and len(pieces) > 20
-    for piece in pieces[1:]:
-        assert piece.startswith("\n")
+    assert "".join(pieces) == text and len(pieces) > 100
+    for before, piece in zip(pieces, pieces[1:]):
+        assert piece[0].isspace() and not before[-1].isspace()
     assert [i for p in pieces for i in course_tokenizer.encode(p)] == course_tokenizer.encode(text)
+    rust = course_tokenizer.fast()
+    assert [i for p in pieces for i in rust.encode(p).ids] == rust.encode(text).ids
+    assert split_pieces("x" * 50, piece_chars=7) == ["x" * 50]          # no place to cut: whole
 
 
 @pytest.mark.parametrize("workers, fast", [(1, False), (2, False), (2, True)])
 def test_a_token_file_holds_the_stream_and_draws_the_same_windows(tmp_path, texts, workers, fast):
-    tokenizer, stream, _ = gpt_token_streams(texts, texts[:1], vocab_size=400)
+    documents = [*texts[:20], "", *texts[20:]]                           # an empty file is <|endoftext|> alone
+    tokenizer, stream, _ = gpt_token_streams(documents, texts[:1], vocab_size=400)
     files = []
-    for i, text in enumerate(texts):
+    for i, text in enumerate(documents):
         files.append(tmp_path / f"{i:02d}.txt")
         files[-1].write_text(text, encoding="utf-8")
     header = write_token_file(files, tokenizer, tmp_path / "train.tokens", workers=workers, fast=fast,
@@ -84,6 +88,8 @@ def test_a_token_file_that_was_changed_is_refused(tmp_path, texts, course_tokeni
     write_token_file(texts[:3], course_tokenizer, path)
     with pytest.raises(ValueError, match="another tokenizer"):
         TokenFile(path, BPETokenizer.train(texts, vocab_size=300))
+    write_token_file([], course_tokenizer, path)                           # no documents: no tokens
+    assert len(TokenFile(path)) == 0
 
 
 def test_sources_are_files_directories_or_patterns(tmp_path):
@@ -123,8 +129,8 @@ def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path, monkeypatch):
 
     saved = scale.save_state
 
-    def save_then_stop(path, state):
-        saved(path, state)
+    def save_then_stop(work, state):
+        saved(work, state)
         if state["step"] == 4:
             raise Interrupted
 
@@ -136,6 +142,10 @@ def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path, monkeypatch):
         scale.main(["--out", str(tmp_path / "parts"), *common])
     with pytest.raises(SystemExit):      # nor continued with other flags
         scale.main(["--out", str(tmp_path / "parts"), *common, "--lr", "1e-3", "--resume"])
+    with pytest.raises(SystemExit):      # nor on other text
+        scale.main(["--out", str(tmp_path / "parts"), *common[2:], "--documents", "5", "--resume"])
+    with pytest.raises(SystemExit):      # the work directory cannot live in the output, which is replaced
+        scale.main(["--out", str(tmp_path / "parts"), "--work", str(tmp_path / "parts" / "w"), *common])
     assert scale.main(["--out", str(tmp_path / "parts"), *common, "--resume"]) == 0
 
     whole, parts = (load_file(tmp_path / run / "model.safetensors") for run in ("whole", "parts"))
@@ -143,15 +153,19 @@ def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path, monkeypatch):
     logs = [json.loads((tmp_path / d / "training_log.json").read_text()) for d in ("whole", "parts")]
     assert logs[0]["train_loss"] == logs[1]["train_loss"] and logs[0]["valid_loss"] == logs[1]["valid_loss"]
     # the comparison can fail: training changed the weights between the interruption and the end
-    state = scale.load_state(tmp_path / "parts.work" / "state.pt")
+    state = scale.load_state(tmp_path / "parts.work")
     assert state["step"] == 6 and logs[1]["train_loss"][3] != logs[1]["train_loss"][5]
 
 
-def test_a_damaged_training_state_is_refused(tmp_path):
-    scale.save_state(tmp_path / "state.pt", {"step": 1, "x": torch.ones(3)})
-    assert scale.load_state(tmp_path / "state.pt")["step"] == 1
-    data = bytearray((tmp_path / "state.pt").read_bytes())
+def test_a_damaged_or_missing_training_state_is_refused(tmp_path):
+    scale.save_state(tmp_path, {"step": 1, "x": torch.ones(3)})
+    scale.save_state(tmp_path, {"step": 2, "x": torch.ones(3)})
+    assert scale.load_state(tmp_path)["step"] == 2 and not (tmp_path / "state-1.pt").exists()
+    data = bytearray((tmp_path / "state-2.pt").read_bytes())
     data[-30] ^= 1
-    (tmp_path / "state.pt").write_bytes(bytes(data))
+    (tmp_path / "state-2.pt").write_bytes(bytes(data))
     with pytest.raises(ValueError, match="SHA-256"):
-        scale.load_state(tmp_path / "state.pt")
+        scale.load_state(tmp_path)
+    (tmp_path / "state-2.pt").unlink()
+    with pytest.raises(ValueError, match="missing"):
+        scale.load_state(tmp_path)
