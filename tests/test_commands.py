@@ -27,6 +27,7 @@ CASES = [
     (module("lmcourse.history"), ["--bogus"], "--bogus"),
     (module("lmcourse.history"), ["--out", "{dir}"], "--out"),
     (module("lmcourse.history"), ["--out", "{file}/timeline.png"], "--out"),
+    (module("lmcourse.history"), ["--scale-out", "{dir}"], "--scale-out"),
     (module("lmcourse.embedding_benchmark"), ["--seeds", "0"], "--seeds"),
     (module("lmcourse.embedding_benchmark"), ["--seeds", "two"], "--seeds"),
     (module("lmcourse.embedding_benchmark"), ["--out", "{dir}"], "--out"),
