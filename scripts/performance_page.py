@@ -383,11 +383,38 @@ def draw_gpu_loss(path: Path, figure: Path) -> None:
     plt.close(fig)
 
 
+def _corpus_section(path: Path) -> list[str]:
+    """The measurement of a corpus larger than memory recorded in ``path`` (the Scaling up page explains it)."""
+    if not path.exists():
+        return []
+    r = json.loads(path.read_text(encoding="utf-8"))
+    c = r["corpus_1gb"]
+    learn, tok, train = c["learn_bpe"], c["tokenize"], c["train"]
+    mb = lambda n: n / 1e6  # noqa: E731
+    return ["## A corpus larger than memory\n",
+            f"Measured on {r['date']} on {r['machine']}, commit `{r['commit']}`, with "
+            f"`{c['command']}` on a corpus of {mb(c['bytes']):,.0f} MB in {c['files']} files "
+            f"(vocabulary {c['vocab_size']:,}); "
+            f"[Scaling up](scaling.md) explains the path from text to batches. Memory is the "
+            f"{c['memory']}.\n",
+            "| phase | seconds | throughput | peak memory |", "| --- | --- | --- | --- |",
+            f"| learning the BPE (Rust) on {mb(c['train_bytes']):,.0f} MB | {learn['seconds']:g} | "
+            f"{mb(c['train_bytes']) / learn['seconds']:.1f} MB/s | {learn['peak_pss_mib']} MiB |",
+            f"| tokenizing, {tok['workers']} processes | {tok['seconds']:g} | "
+            f"{mb(c['bytes']) / tok['seconds']:.1f} MB/s, "
+            f"{(tok['train_tokens'] + tok['valid_tokens']) / tok['seconds'] / 1e6:.2f} million tokens/s | "
+            f"{tok['peak_pss_mib']} MiB |",
+            f"| training {train['steps']} steps from the {mb(tok['train_file_bytes']):,.0f} MB token file | "
+            f"{train['seconds']:g} | {train['tokens_per_s_steps_101_to_200']:,} tokens/s | "
+            f"{train['anonymous_mib_max_during_training']} MiB |", ""]
+
+
 def render(root: Path = ROOT) -> str:
     """The Performance page of the results saved under ``root``."""
     runs = json.loads((root / "benchmarks" / "results.json").read_text(encoding="utf-8"))["runs"]
     newest, history = split_runs(runs)
     out = [HEADER] + _newest_section(newest) + _history_section(history)
+    out += _corpus_section(root / "benchmarks" / "scale_results.json")
     out += _gpu_section(root / "benchmarks" / "gpu_results.json")
     return "\n".join(out).rstrip() + "\n"
 
