@@ -12,7 +12,6 @@ misses its target (or, with --smoke, fails to run or to agree with its peer).
 import argparse
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -81,9 +80,9 @@ def save(results: list[dict], code: dict) -> None:
     merged = [fresh.pop(r["name"], r) for r in kept] + list(fresh.values())
     runs = [r for r in saved_runs() if not same_machine(r["machine"], here)] + [{"machine": here, **code,
                                                                                   "results": merged}]
-    tmp = RESULTS.with_name(f".{RESULTS.name}.tmp")     # replaced in one rename: never half written
-    tmp.write_text(json.dumps({"runs": runs}, indent=2) + "\n")
-    os.replace(tmp, RESULTS)
+    from lmcourse.train import write_atomically  # here, not at import: the benchmarks run in their own processes
+
+    write_atomically(RESULTS, (json.dumps({"runs": runs}, indent=2) + "\n").encode())
 
 
 def main() -> None:

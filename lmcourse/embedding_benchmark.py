@@ -12,7 +12,6 @@ and the chapter reads them from that file, which records the settings it was mad
 """
 import argparse
 import json
-import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +25,7 @@ from lmcourse.data import analogy_questions, simlex999, wiki_articles, wordsim35
 from lmcourse.glove import train_glove
 from lmcourse.ngram import tokenized_sentences
 from lmcourse.similarity import WordVectors, evaluate_analogies, evaluate_similarity
+from lmcourse.train import write_atomically
 from lmcourse.validate import check_int, check_nonempty
 from lmcourse.word2vec import encode_corpus, train_word2vec
 
@@ -134,10 +134,7 @@ def main(argv: list[str] | None = None) -> int:
               "tokens": sum(w in known for s in sentences for w in s),     # of words in the vocabulary
               "seeds": list(seeds), "settings": settings(), "coverage": coverage, "scores": scores,
               "seconds": {m: round(s, 1) for m, s in seconds.items()}}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(f".{args.out.name}.tmp")
-    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, args.out)
+    write_atomically(args.out, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
     for method in METHODS:
         print(f"{method:17s}", "  ".join(f"{k} {np.mean(v):.3f}" for k, v in scores[method].items()))
     print(f"wrote {args.out}")

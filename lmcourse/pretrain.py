@@ -46,7 +46,7 @@ from lmcourse.gpt import GPT, GPTConfig, hf_state_dict as gpt_hf_state, lm_loss
 from lmcourse.masking import mask_tokens
 from lmcourse.seed import set_seed
 from lmcourse.tokenize import WordPieceTokenizer, train_wordpiece, word_tokenize
-from lmcourse.train import evaluate_loss, fit
+from lmcourse.train import evaluate_loss, fit, write_atomically
 from lmcourse.validate import check_type, load_safetensors
 from lmcourse.vocab import Vocab
 
@@ -350,9 +350,7 @@ def _record(name: str, entry: dict) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         records = manifest() if MANIFEST.exists() else {}
         records[name] = entry
-        tmp = MANIFEST.with_name(f".{MANIFEST.name}.tmp")
-        tmp.write_text(json.dumps(records, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(tmp, MANIFEST)
+        write_atomically(MANIFEST, (json.dumps(records, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,7 +38,7 @@ from lmcourse.gpt import GPT, GPTConfig, hf_state_dict, lm_loss, training_flops_
 from lmcourse.pretrain import GPT_SPECIALS, pretraining_text, unigram_loss, warmup_cosine, write_directory
 from lmcourse.seed import set_seed
 from lmcourse.token_file import TokenFile, document_pieces, expand_sources, write_token_file
-from lmcourse.train import evaluate_loss, fit
+from lmcourse.train import evaluate_loss, fit, write_atomically
 
 #: the smallest vocabulary byte-level BPE can have: the 256 bytes and GPT's special tokens
 MIN_VOCAB_SIZE = 256 + len(GPT_SPECIALS)
@@ -69,7 +69,7 @@ def token_recipe(train: list, valid: list, args) -> dict:
     tokenizer's flags. Equal recipes reuse the files."""
     documents = train + valid
     return {"sources": [str(d) if isinstance(d, Path) else hashlib.sha256(d.encode()).hexdigest() for d in documents],
-            "sizes": [d.stat().st_size if isinstance(d, Path) else len(d) for d in documents],
+            "bytes": [d.stat().st_size if isinstance(d, Path) else len(d.encode()) for d in documents],
             "tokenizer": args.tokenizer, "vocab_size": args.vocab_size, "bpe_documents": args.bpe_documents}
 
 
@@ -95,8 +95,7 @@ def prepare_tokens(work: Path, recipe: dict, train: list, valid: list, args
         seconds = time.perf_counter() - learnt
         print(f"tokenizer learnt in {learnt - start:.1f} s; {header['tokens']:,} training tokens written in "
               f"{seconds:.1f} s by {workers} process(es)", flush=True)
-        (work / "tokens.json.tmp").write_text(json.dumps(recipe) + "\n")
-        os.replace(work / "tokens.json.tmp", recipe_file)
+        write_atomically(recipe_file, (json.dumps(recipe) + "\n").encode())
     while not made():          # another rank is making them (torchrun ends every rank if it fails)
         time.sleep(1)
     tokenizer = BPETokenizer.from_pretrained(work / "tokenizer")
@@ -112,13 +111,8 @@ def save_state(work: Path, state: dict) -> None:
     data = buffer.getvalue()
     name = f"state-{state['step']}.pt"
     manifest = {"file": name, "sha256": hashlib.sha256(data).hexdigest(), "step": state["step"]}
-    for target, content in ((work / name, data), (work / STATE, (json.dumps(manifest) + "\n").encode())):
-        tmp = target.with_name(f".{target.name}.tmp")
-        with open(tmp, "wb") as f:
-            f.write(content)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
+    write_atomically(work / name, data)
+    write_atomically(work / STATE, (json.dumps(manifest) + "\n").encode())
     for old in work.glob("state-*.pt"):
         if old.name != name:
             old.unlink()
@@ -197,11 +191,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         train, valid = pretraining_text("train", args.documents), pretraining_text("valid", args.documents)
 
-    most_tokens = sum(d.stat().st_size if isinstance(d, Path) else len(d.encode()) for d in train) + len(train)
-    if most_tokens <= args.context:   # a token is at least a byte: known too short before tokenizing
+    recipe = token_recipe(train, valid, args)
+    most_tokens = sum(recipe["bytes"][:len(train)]) + len(train)   # a token is at least a byte, plus one per document
+    if most_tokens <= args.context:   # known too short before tokenizing
         parser.error(f"--context {args.context} needs a training text longer than that; it has at most "
                      f"{most_tokens} tokens (give --text more text)")
-    recipe = token_recipe(train, valid, args)
     state = load_state(work) if args.resume else None
     if state is not None and state["tokens"]["recipe"] != recipe:
         parser.error("--resume: the text or the tokenizer's flags differ from the saved run's (files added or "

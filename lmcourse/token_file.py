@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from lmcourse.bpe import END_OF_TEXT, BPETokenizer
+from lmcourse.train import write_atomically
 from lmcourse.validate import check_int, check_type
 
 PIECE_CHARS = 1 << 16   # characters read at a time, about 64 kB of text
@@ -163,7 +164,7 @@ def write_token_file(documents: Iterable[str | Path], tokenizer: BPETokenizer, p
         header_path = path.with_name(path.name + ".json")
         header_path.unlink(missing_ok=True)            # no old header may vouch for the new file
         os.replace(tmp, path)
-        _write_json(header_path, header)
+        write_atomically(header_path, (json.dumps(header, indent=1) + "\n").encode())
     finally:
         if pool is not None:
             pool.terminate()
@@ -183,12 +184,6 @@ def _in_order(pool, pieces: Iterator, ahead: int) -> Iterator[bytes]:
             yield pending.popleft().get()
     while pending:
         yield pending.popleft().get()
-
-
-def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
-    os.replace(tmp, path)
 
 
 class TokenFile:

@@ -195,6 +195,26 @@ def fit(model: torch.nn.Module,
     return history
 
 
+def write_atomically(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` under a temporary name beside it, flushed to disk, then renamed over
+    it: a reader sees the old file or the whole new one, never a part."""
+    check_type(data, "data", bytes)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return path
+
+
 def save_checkpoint(model: torch.nn.Module, path: str | Path) -> Path:
     """Save the model's weights as safetensors, atomically.
 

@@ -362,13 +362,12 @@ def _gpu_section(path: Path) -> list[str]:
     return out
 
 
-def draw_gpu_loss(path: Path, figure: Path) -> None:
-    """Draw the loss figure of the GPU run recorded in ``path`` into ``figure``."""
+def draw_gpu_loss(g: dict, figure: Path) -> None:
+    """Draw the loss figure of the GPU run ``g`` (benchmarks/gpu_results.json) into ``figure``."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    g = json.loads(path.read_text(encoding="utf-8"))
     fig, ax = plt.subplots(figsize=(6.4, 3.6), dpi=150)
     train = g["train_loss_curve"]
     ax.plot(range(1, len(train) + 1), train, color="#1f77b4", lw=0.8, label="training loss (each step's batch)")
@@ -426,6 +425,7 @@ if __name__ == "__main__":
     print("wrote performance.md")
     gpu = ROOT / "benchmarks" / "gpu_results.json"
     if gpu.exists():
-        figure = ROOT / json.loads(gpu.read_text(encoding="utf-8"))["loss_figure"]
-        draw_gpu_loss(gpu, figure)
+        record = json.loads(gpu.read_text(encoding="utf-8"))
+        figure = ROOT / record["loss_figure"]
+        draw_gpu_loss(record, figure)
         print(f"drew {figure.relative_to(ROOT)}")

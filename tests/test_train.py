@@ -6,7 +6,16 @@ import torch
 from torch import nn
 
 from lmcourse.seed import DEFAULT_NUM_THREADS
-from lmcourse.train import History, evaluate_loss, fit, load_checkpoint, perplexity, progress_enabled, save_checkpoint
+from lmcourse.train import (
+    History,
+    evaluate_loss,
+    fit,
+    load_checkpoint,
+    perplexity,
+    progress_enabled,
+    save_checkpoint,
+    write_atomically,
+)
 
 
 def regression_data():
@@ -163,3 +172,18 @@ def test_perplexity():
 
 def test_history_defaults():
     assert History().steps == 0
+
+
+def test_an_interrupted_atomic_write_leaves_the_old_file(tmp_path, monkeypatch):
+    path = write_atomically(tmp_path / "sub" / "f.json", b"old")
+    assert path.read_bytes() == b"old"
+
+    def crash(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("lmcourse.train.os.replace", crash)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(path, b"new")
+    assert path.read_bytes() == b"old" and [p.name for p in path.parent.iterdir()] == ["f.json"]
+    with pytest.raises(TypeError, match="data"):
+        write_atomically(path, "text")
