@@ -29,6 +29,9 @@ CHAPTER_FILES = {1: "chapters/01_pretraining.ipynb", 2: "chapters/02_language_mo
 FAMILIES = {"recurrent networks": "#007F5D", "neural language model": "#000000",
             "word vectors": "#946700", "sequence to sequence and attention": "#1674A9",
             "pretrained language models": "#B65000"}
+#: and one marker shape per family, so that no reader has to tell the families apart by colour
+MARKERS = {"recurrent networks": "s", "neural language model": "D", "word vectors": "^",
+           "sequence to sequence and attention": "v", "pretrained language models": "o"}
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,7 @@ class ModelScale:
     parameters: int
     tokens: int
     source: str       # where its paper gives the numbers (section, table) and how they combine
+    upper_bound: bool = False   # sequences of at most the stated length: the tokens are a bound
 
 
 SCALE: list[ModelScale] = [
@@ -150,16 +154,23 @@ SCALE: list[ModelScale] = [
                source="parameters: Section 3 (340M); tokens: as for BERT-base (Appendix A.2)"),
     ModelScale("RoBERTa", "RoBERTa", _PLM, "Liu2019",
                parameters=355_000_000,
-               tokens=500_000 * 8_192 * 512,
+               tokens=500_000 * 8_192 * 512, upper_bound=True,
                source="parameters: Section 5 (355M); tokens: Table 4, 500K steps of 8K sequences "
-                      "(8,192, as Section 4.3's equal-cost batches imply), all of the full 512 "
-                      "tokens (Section 3.1)"),
+                      "(8,192, as Section 4.3's equal-cost batches imply) of at most 512 tokens "
+                      "(Section 4.2's full-sentence inputs; Section 3.1 trains only with full-length "
+                      "sequences, so the bound is close)"),
     ModelScale("ALBERT-xxlarge", "ALBERT", _PLM, "Lan2020",
                parameters=235_000_000,
-               tokens=1_500_000 * 4_096 * 512,
+               tokens=1_500_000 * 4_096 * 512, upper_bound=True,
                source="parameters: Table 1 (235M; Section 3.2 writes 233M); tokens: the 1.5M steps of "
                       "the best model (Tables 9 and 10) with Section 4.1's batches of 4,096 sequences "
-                      "of at most 512 tokens (10% are shorter, so this is an upper bound)"),
+                      "of at most 512 tokens (10% are shorter)"),
+    ModelScale("ELECTRA-Large", "ELECTRA", _PLM, "Clark2020",
+               parameters=335_000_000,
+               tokens=1_750_000 * 2_048 * 512, upper_bound=True,
+               source="parameters: Table 2 (335M); tokens: Section 3.3's ELECTRA-1.75M, 1.75M steps "
+                      "of batches of 2,048 sequences, of at most 512 tokens (Table 6's maximum "
+                      "sequence length)"),
     ModelScale("T5-11B", "T5", _PLM, "Raffel2020",
                parameters=11_000_000_000,
                tokens=1_000_000 * 2**11 * 512,
@@ -192,10 +203,10 @@ def _colour_labels(ax, family_of: dict[str, str]) -> None:
             text.set_color(FAMILIES[family_of[text.get_text()]])
 
 
-def _legend(fig, families, **kwargs):
+def _legend(fig, families, extra=(), **kwargs):
     import matplotlib.pyplot as plt
-    handles = [plt.Line2D([], [], marker="o", ls="", color=FAMILIES[f], label=f) for f in families]
-    return fig.legend(handles=handles, frameon=False, fontsize=10, **kwargs)
+    handles = [plt.Line2D([], [], marker=MARKERS[f], ls="", color=FAMILIES[f], label=f) for f in families]
+    return fig.legend(handles=handles + list(extra), frameon=False, fontsize=10, **kwargs)
 
 
 def draw_timeline():
@@ -206,7 +217,8 @@ def draw_timeline():
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 8.2), height_ratios=(1.3, 1.2))
     burst = [m for m in TIMELINE if BURST[0] <= m.year <= BURST[1]]
     family_of = {m.label: m.family for m in TIMELINE}
-    plot_timeline([(m.year, "" if m in burst else m.label, FAMILIES[m.family]) for m in TIMELINE],
+    plot_timeline([(m.year, "" if m in burst else m.label, FAMILIES[m.family], MARKERS[m.family])
+                   for m in TIMELINE],
                   ax=top, xlim=SPAN, label_width=0.14)   # the burst's labels are below
     _colour_labels(top, family_of)
     for text in top.texts:                     # a 26-year axis: name every fifth year
@@ -221,7 +233,7 @@ def draw_timeline():
              color="0.3")
     top.set_title(f"From the {TIMELINE[0].label} to {TIMELINE[-1].label} (first public appearance)",
                   fontsize=12)
-    plot_timeline([(m.year, m.label, FAMILIES[m.family]) for m in burst], ax=bottom, xlim=BURST,
+    plot_timeline([(m.year, m.label, FAMILIES[m.family], MARKERS[m.family]) for m in burst], ax=bottom, xlim=BURST,
                   label_width=0.1)
     _colour_labels(bottom, family_of)
     bottom.set_title(f"Enlarged: {len(burst)} milestones between {burst[0].when:%B %Y} and "
@@ -232,28 +244,35 @@ def draw_timeline():
 
 
 #: where each label of the scale figure goes beside its point (default: right)
-_SCALE_LABEL_SIDE = {"GloVe": "left", "BERT-base": "left", "ALBERT-xxlarge": "left", "GPT-3": "left"}
+_SCALE_LABEL_SIDE = {"GloVe": "left", "BERT-base": "left", "ALBERT-xxlarge": "left", "ELECTRA-Large": "left",
+                     "GPT-3": "left"}
+#: how far down a bound's arrow reaches, as a factor of its value
+_BOUND_ARROW = 0.3
 
 
 def draw_scale():
     """The models of SCALE on log axes of parameters and training tokens, with the line where
-    the two are equal. Returns the figure."""
+    the two are equal; a token count that is an upper bound carries an arrow pointing down.
+    Returns the figure."""
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7.5, 5.6))
+    import numpy as np
+    fig, ax = plt.subplots(figsize=(7.5, 5.8))
     (x0, x1), (y0, y1) = SCALE_LIMITS
-    ax.plot([x0, x1], [x0, x1], ls=":", color="0.45", lw=1, zorder=1)
-    ax.text(9e11, 5e10, "as many tokens\nas parameters", ha="right", va="top", fontsize=8,
-            color="0.3")
-    for model in SCALE:
-        ax.plot(model.parameters, model.tokens, "o", ms=8, color=FAMILIES[model.family], zorder=3)
-        left = _SCALE_LABEL_SIDE.get(model.label) == "left"
-        ax.annotate(model.label, (model.parameters, model.tokens), xytext=(-8 if left else 8, 0),
-                    textcoords="offset points", ha="right" if left else "left", va="center",
-                    fontsize=10, color=FAMILIES[model.family], zorder=4)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(x0, x1)
     ax.set_ylim(y0, y1)
+    ax.plot([x0, x1], [x0, x1], ls=":", color="0.45", lw=1, zorder=1)
+    for model in SCALE:
+        colour = FAMILIES[model.family]
+        ax.plot(model.parameters, model.tokens, MARKERS[model.family], ms=8, color=colour, zorder=3)
+        if model.upper_bound:
+            ax.annotate("", (model.parameters, model.tokens * _BOUND_ARROW), (model.parameters, model.tokens),
+                        arrowprops=dict(arrowstyle="-|>", color=colour, lw=1.2, shrinkA=5, shrinkB=0), zorder=2)
+        left = _SCALE_LABEL_SIDE.get(model.label) == "left"
+        ax.annotate(model.label, (model.parameters, model.tokens), xytext=(-8 if left else 8, 0),
+                    textcoords="offset points", ha="right" if left else "left", va="center",
+                    fontsize=10, color=colour, zorder=4)
     ax.set_xlabel("parameters")
     ax.set_ylabel("training tokens (tokens read in pretraining)")
     ax.grid(True, which="major", color="0.9", lw=0.8)
@@ -261,9 +280,16 @@ def draw_scale():
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     ax.set_title("Size and training tokens, computed from the papers", fontsize=12)
-    _legend(fig, [f for f in FAMILIES if any(m.family == f for m in SCALE)], loc="lower center",
-            ncol=3)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    bound = plt.Line2D([], [], marker=r"$\downarrow$", ls="", ms=10, color="0.3",
+                       label="at most: sequences of up to 512 tokens")
+    _legend(fig, [f for f in FAMILIES if any(m.family == f for m in SCALE)], extra=[bound],
+            loc="lower center", ncol=2)
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
+    # the line's name along it, just below it, where no point lies: its angle on the page, once laid out
+    (ax0, ay0), (ax1, ay1) = ax.transData.transform([(x0, x0), (x1, x1)])
+    ax.annotate("as many tokens as parameters", (1.5e8, 1.5e8), xytext=(2, -2), textcoords="offset points",
+                rotation=np.degrees(np.arctan2(ay1 - ay0, ax1 - ax0)), rotation_mode="anchor",
+                ha="left", va="top", fontsize=8, color="0.3")
     return fig
 
 
@@ -297,7 +323,8 @@ def scale_table() -> str:
     """The introduction's table of the scale figure's numbers and their sources (Markdown)."""
     rows = ["| Model | Parameters | Training tokens | Where the paper gives them |", "|---|---|---|---|"]
     for m in SCALE:
-        rows.append(f"| {m.label} {_cite(m.key)} | {in_words(m.parameters)} | {in_words(m.tokens)} | "
+        tokens = ("at most " if m.upper_bound else "") + in_words(m.tokens)
+        rows.append(f"| {m.label} {_cite(m.key)} | {in_words(m.parameters)} | {tokens} | "
                     f"{m.source} |")
     return "\n".join(rows) + "\n"
 

@@ -112,10 +112,11 @@ def plot_embeddings_2d(vectors, labels: Sequence[str], method: str = "pca", grou
     return ax
 
 
-def plot_timeline(events: Sequence[tuple[float, str, str]], ax=None, xlim: tuple[float, float] | None = None,
+def plot_timeline(events: Sequence[tuple], ax=None, xlim: tuple[float, float] | None = None,
                   label_width: float = 0.085):
-    """Events ``(year, label, colour)`` on a true time axis, ``year`` fractional (2018.45 is mid-June),
-    with a tick at every year and small ticks at every quarter.
+    """Events ``(year, label, colour)`` or ``(year, label, colour, marker)`` (default ``"o"``) on a
+    true time axis, ``year`` fractional (2018.45 is mid-June), with a tick at every year and small
+    ticks at every quarter.
 
     Labels stack upwards: each goes on the lowest row where it does not overlap a label already
     placed (``label_width``: a label's width as a share of the axis), with a line down to its date.
@@ -128,8 +129,8 @@ def plot_timeline(events: Sequence[tuple[float, str, str]], ax=None, xlim: tuple
     lo, hi = xlim if xlim is not None else (events[0][0] - 1, events[-1][0] + 1)
     width = label_width * (hi - lo)
     row_ends: list[float] = []                  # the right end of the last label on each row
-    for year, label, colour in events:
-        ax.plot(year, 0, "o", color=colour, ms=7, zorder=2)
+    for year, label, colour, *marker in events:
+        ax.plot(year, 0, marker[0] if marker else "o", color=colour, ms=7, zorder=2)
         if not label:
             continue
         row = next((r for r, end in enumerate(row_ends) if year - width / 2 > end), len(row_ends))

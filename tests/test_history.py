@@ -10,14 +10,17 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
+from matplotlib.path import Path as Outline  # noqa: E402
 
 from lmcourse.history import (  # noqa: E402
     BURST,
     CHAPTER_FILES,
     FAMILIES,
+    MARKERS,
     SCALE,
     SCALE_LIMITS,
     SPAN,
@@ -63,6 +66,18 @@ def overlapping(texts, renderer) -> list[tuple[str, str]]:
             if box_a.overlaps(box_b)]
 
 
+def rotated_footprint(text, renderer) -> Outline:
+    """The outline of a text rotated about its anchor (its bounding box is axis-aligned)."""
+    angle = text.get_rotation()
+    text.set_rotation(0)
+    box = text.get_window_extent(renderer)
+    text.set_rotation(angle)
+    anchor = np.array([box.x0, box.y1])                   # ha="left", va="top"
+    c, s = np.cos(np.radians(angle)), np.sin(np.radians(angle))
+    corners = [(box.x0, box.y1), (box.x1, box.y1), (box.x1, box.y0), (box.x0, box.y0), (box.x0, box.y1)]
+    return Outline([anchor + np.array([[c, -s], [s, c]]) @ (np.array(p) - anchor) for p in corners], closed=True)
+
+
 def test_contrast_and_in_words():
     assert contrast("#000000") == pytest.approx(21) and contrast("#FFFFFF") == pytest.approx(1)
     assert contrast("#56B4E9") < 3 < 4.5 < contrast("#1674A9")
@@ -76,9 +91,12 @@ def test_timeline_is_dated_ordered_cited_and_built():
     assert len({m.label for m in TIMELINE}) == len(TIMELINE)
     assert {m.family for m in TIMELINE} == set(FAMILIES)
     assert all(contrast(colour) >= 4.5 for colour in FAMILIES.values())   # markers too
+    assert set(MARKERS) == set(FAMILIES) and len(set(MARKERS.values())) == len(MARKERS)  # not by colour alone
     for m in TIMELINE:
         assert m.key in BIB_KEYS and (not m.later or m.later in BIB_KEYS), m.label
-        assert (ROOT / CHAPTER_FILES[m.chapter]).is_file() and m.built, m.label
+        chapter = (ROOT / CHAPTER_FILES[m.chapter]).read_text(encoding="utf-8")
+        assert m.built and any(f"`{key}`" in chapter for key in (m.key, m.later) if key), \
+            f"{m.label}: chapter {m.chapter} does not cite it"
         arxiv = re.fullmatch(r"arXiv (\d\d)(\d\d)\.\d{4,5}", m.venue)
         if arxiv:                                  # dated by the preprint: its number names the month
             assert (m.when.year, m.when.month) == (2000 + int(arxiv[1]), int(arxiv[2])), m.label
@@ -88,7 +106,8 @@ def test_timeline_is_dated_ordered_cited_and_built():
 def test_timeline_is_drawn_to_scale_with_legible_labels_clear_of_the_box(tmp_path):
     fig = draw_timeline()
     top, bottom = fig.axes
-    dots = lambda ax: sorted(line.get_xdata()[0] for line in ax.lines if line.get_marker() == "o")  # noqa: E731
+    dots = lambda ax: sorted(line.get_xdata()[0] for line in ax.lines  # noqa: E731
+                             if line.get_marker() in MARKERS.values())
     assert dots(top) == pytest.approx(sorted(m.year for m in TIMELINE))       # every milestone, at its date
     assert dots(bottom) == pytest.approx(sorted(m.year for m in BURST_MILESTONES))
     assert top.get_xlim() == SPAN and bottom.get_xlim() == BURST
@@ -124,15 +143,25 @@ def test_scale_data_are_well_formed_and_cited():
 def test_scale_figure_places_every_model_with_legible_labels():
     fig = draw_scale()
     ax = fig.axes[0]
-    points = sorted((line.get_xdata()[0], line.get_ydata()[0]) for line in ax.lines if line.get_marker() == "o")
-    assert points == sorted((m.parameters, m.tokens) for m in SCALE)
+    points = sorted((line.get_xdata()[0], line.get_ydata()[0], line.get_marker()) for line in ax.lines
+                    if line.get_marker() in MARKERS.values())
+    assert points == sorted((m.parameters, m.tokens, MARKERS[m.family]) for m in SCALE)
+    arrows = sorted((a.xy, a.xyann) for a in ax.texts if not a.get_text())      # bounds point down
+    assert arrows == sorted(((m.parameters, m.tokens * 0.3), (m.parameters, m.tokens)) for m in SCALE
+                            if m.upper_bound)
+    assert [m.label for m in SCALE if m.upper_bound] == ["RoBERTa", "ALBERT-xxlarge", "ELECTRA-Large"]
     assert ax.get_xscale() == ax.get_yscale() == "log"
     assert (ax.get_xlim(), ax.get_ylim()) == SCALE_LIMITS
     labels = labels_of(ax, {m.label for m in SCALE})
     assert len(labels) == len(SCALE)
     assert all(contrast(to_hex(t.get_color()).upper()) >= 4.5 for t in labels)
     fig.canvas.draw()
-    assert not overlapping(ax.texts, fig.canvas.get_renderer())
+    renderer = fig.canvas.get_renderer()
+    assert not overlapping(labels, renderer)
+    line_label = next(t for t in ax.texts if t.get_text() == "as many tokens as parameters")
+    assert 30 < line_label.get_rotation() < 40 and line_label.get_rotation_mode() == "anchor"
+    footprint = rotated_footprint(line_label, renderer)       # along the dotted line, clear of every label
+    assert not [t.get_text() for t in labels if footprint.intersects_bbox(t.get_window_extent(renderer))]
 
 
 def test_the_introduction_prints_the_tables_and_refers_to_both_figures():
@@ -143,6 +172,7 @@ def test_the_introduction_prints_the_tables_and_refers_to_both_figures():
     alt = re.search(r"figures/scale\.png\n:name: fig-scale\n:alt: ([^\n]+)", INTRO)[1]
     for m in SCALE:                                 # the alt text quotes the data
         assert in_words(m.tokens) in alt and in_words(m.parameters).split()[0] in alt, m.label
+        assert (f"at most {in_words(m.tokens)}" in alt) == m.upper_bound, m.label
 
 
 def test_the_introductions_counts_gaps_and_ratios_follow_from_the_data():
@@ -163,6 +193,11 @@ def test_the_introductions_counts_gaps_and_ratios_follow_from_the_data():
     assert 45 < roberta.tokens / bert_large.tokens < 55 and "about fifty times as many tokens" in PROSE
     assert 450 < gpt3.parameters / roberta.parameters < 550 and "about 500 times RoBERTa's parameters" in PROSE
     assert round(roberta.tokens / gpt3.tokens) == 7 and "a seventh of its tokens" in PROSE
+    electra = model("ELECTRA-Large")
+    assert abs(electra.parameters / bert_large.parameters - 1) < 0.05 and 0.8 < electra.tokens / roberta.tokens < 1
+    assert "ELECTRA-Large, of BERT-large's size too, read nearly as many as RoBERTa" in PROSE
+    assert min(m.tokens / m.parameters for m in (roberta, electra, model("ALBERT-xxlarge"))) > 1000
+    assert "thousands for RoBERTa, ALBERT-xxlarge and ELECTRA-Large" in PROSE
     albert = model("ALBERT-xxlarge")
     assert albert.parameters < bert_large.parameters and albert.tokens > roberta.tokens
     assert "ALBERT-xxlarge, with fewer parameters than BERT-large, read more still" in PROSE
