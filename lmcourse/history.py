@@ -59,14 +59,15 @@ TIMELINE: list[Milestone] = [
               "technical report FKI-207-95, TU Munich; journal version 1997", 4,
               "LSTM, GRU and RNN cells", later="Hochreiter1997"),
     Milestone(date(2000, 11, 27), "Neural probabilistic LM", "neural language model", "Bengio2000",
-              "NIPS 2000; journal version 2003", 2, "Bengio's network", later="Bengio2003"),
+              "NIPS 2000 (27 November to 2 December, dated by its first day); journal version 2003", 2, "Bengio's network", later="Bengio2003"),
     Milestone(date(2013, 1, 16), "word2vec", "word vectors", "Mikolov2013a", "arXiv 1301.3781", 3,
               "skip-gram and CBOW"),
     Milestone(date(2014, 9, 1), "Bahdanau attention", _SEQ, "Bahdanau2015", "arXiv 1409.0473", 6,
               "an encoder-decoder with attention"),
     Milestone(date(2014, 9, 10), "seq2seq", _SEQ, "Sutskever2014", "arXiv 1409.3215", 6,
               "an encoder-decoder without attention"),
-    Milestone(date(2014, 10, 25), "GloVe", "word vectors", "Pennington2014", "EMNLP 2014", 3,
+    Milestone(date(2014, 10, 25), "GloVe", "word vectors", "Pennington2014",
+              "EMNLP 2014 (25 to 29 October, dated by its first day)", 3,
               "GloVe"),
     Milestone(date(2015, 8, 17), "Luong attention", _SEQ, "Luong2015", "arXiv 1508.04025", 6,
               "dot, general and concat scores"),
@@ -74,10 +75,12 @@ TIMELINE: list[Milestone] = [
               "fine-tuning a pretrained LSTM language model (the history: chapter 1)"),
     Milestone(date(2017, 6, 12), "Transformer", _SEQ, "Vaswani2017", "arXiv 1706.03762", 7,
               "an encoder-decoder Transformer"),
+    Milestone(date(2017, 10, 27), "ELMo", _PLM, "Peters2018",
+              "ICLR 2018 submission on OpenReview (deadline 27 October 2017), withdrawn; arXiv 1802.05365 in "
+              "February 2018, NAACL 2018", 5,
+              "a biLM and the scalar mix"),
     Milestone(date(2018, 1, 18), "ULMFiT", _PLM, "Howard2018", "arXiv 1801.06146", 5,
               "fine-tuning a pretrained LSTM language model (the history: chapter 1)"),
-    Milestone(date(2018, 2, 15), "ELMo", _PLM, "Peters2018", "arXiv 1802.05365", 5,
-              "a biLM and the scalar mix"),
     Milestone(date(2018, 6, 11), "GPT", _PLM, "Radford2018", "OpenAI report and blog post", 8,
               "a small GPT, pretrained and fine-tuned"),
     Milestone(date(2018, 10, 11), "BERT", _PLM, "Devlin2019", "arXiv 1810.04805", 9,
@@ -143,14 +146,15 @@ SCALE: list[ModelScale] = [
                       "(training then iterates over the counts, not the text)"),
     ModelScale("BERT-base", "BERT", _PLM, "Devlin2019",
                parameters=110_000_000,
-               tokens=1_000_000 * 256 * (9 * 128 + 1 * 512) // 10,
+               tokens=1_000_000 * 256 * (9 * 128 + 1 * 512) // 10, upper_bound=True,
                source="parameters: Section 3 (110M); tokens: Appendix A.2, 1,000,000 steps of 256 "
-                      "sequences, 128 tokens long for 90% of the steps and 512 for the rest (A.2's "
-                      "'128,000 tokens/batch' counts every step at 512 tokens, which would give "
+                      "sequences of at most 128 tokens for 90% of the steps and at most 512 for the rest "
+                      "(Appendix A.1 samples the two segments so that together they are at most that long; "
+                      "A.2's '128,000 tokens/batch' counts every step at 512 tokens, which would give "
                       "128 billion)"),
     ModelScale("BERT-large", "BERT", _PLM, "Devlin2019",
                parameters=340_000_000,
-               tokens=1_000_000 * 256 * (9 * 128 + 1 * 512) // 10,
+               tokens=1_000_000 * 256 * (9 * 128 + 1 * 512) // 10, upper_bound=True,
                source="parameters: Section 3 (340M); tokens: as for BERT-base (Appendix A.2)"),
     ModelScale("RoBERTa", "RoBERTa", _PLM, "Liu2019",
                parameters=355_000_000,
@@ -281,7 +285,7 @@ def draw_scale():
         ax.spines[side].set_visible(False)
     ax.set_title("Size and training tokens, computed from the papers", fontsize=12)
     bound = plt.Line2D([], [], marker=r"$\downarrow$", ls="", ms=10, color="0.3",
-                       label="at most: sequences of up to 512 tokens")
+                       label="at most: the paper gives the longest sequence")
     _legend(fig, [f for f in FAMILIES if any(m.family == f for m in SCALE)], extra=[bound],
             loc="lower center", ncol=2)
     fig.tight_layout(rect=(0, 0.09, 1, 1))

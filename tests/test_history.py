@@ -149,7 +149,8 @@ def test_scale_figure_places_every_model_with_legible_labels():
     arrows = sorted((a.xy, a.xyann) for a in ax.texts if not a.get_text())      # bounds point down
     assert arrows == sorted(((m.parameters, m.tokens * 0.3), (m.parameters, m.tokens)) for m in SCALE
                             if m.upper_bound)
-    assert [m.label for m in SCALE if m.upper_bound] == ["RoBERTa", "ALBERT-xxlarge", "ELECTRA-Large"]
+    assert [m.label for m in SCALE if m.upper_bound] == ["BERT-base", "BERT-large", "RoBERTa", "ALBERT-xxlarge",
+                                                         "ELECTRA-Large"]
     assert ax.get_xscale() == ax.get_yscale() == "log"
     assert (ax.get_xlim(), ax.get_ylim()) == SCALE_LIMITS
     labels = labels_of(ax, {m.label for m in SCALE})
@@ -201,6 +202,11 @@ def test_the_introductions_counts_gaps_and_ratios_follow_from_the_data():
     albert = model("ALBERT-xxlarge")
     assert albert.parameters < bert_large.parameters and albert.tokens > roberta.tokens
     assert "ALBERT-xxlarge, with fewer parameters than BERT-large, read more still" in PROSE
+    t5 = model("T5-11B")
+    assert 50 < t5.tokens / t5.parameters < 150 and gpt3.tokens / gpt3.parameters < 2
+    assert "T5-11B read about a hundred tokens per parameter and GPT-3 under two" in PROSE
+    assert all(m.tokens / m.parameters < 10 for m in SCALE[:2]) and 100 < bert_large.tokens / bert_large.parameters
+    assert "a few tokens per parameter for the NNLM and word2vec, over a hundred for BERT" in PROSE
     assert f"word2vec's {in_words(model('word2vec skip-gram').parameters)} parameters" in PROSE
 
 
