@@ -59,7 +59,8 @@ TIMELINE: list[Milestone] = [
               "technical report FKI-207-95, TU Munich; journal version 1997", 4,
               "LSTM, GRU and RNN cells", later="Hochreiter1997"),
     Milestone(date(2000, 11, 27), "Neural probabilistic LM", "neural language model", "Bengio2000",
-              "NIPS 2000 (27 November to 2 December, dated by its first day); journal version 2003", 2, "Bengio's network", later="Bengio2003"),
+              "NIPS 2000 (27 November to 2 December, dated by its first day); journal version 2003", 2,
+              "Bengio's network", later="Bengio2003"),
     Milestone(date(2013, 1, 16), "word2vec", "word vectors", "Mikolov2013a", "arXiv 1301.3781", 3,
               "skip-gram and CBOW"),
     Milestone(date(2014, 9, 1), "Bahdanau attention", _SEQ, "Bahdanau2015", "arXiv 1409.0473", 6,
@@ -119,7 +120,7 @@ class ModelScale:
     parameters: int
     tokens: int
     source: str       # where its paper gives the numbers (section, table) and how they combine
-    upper_bound: bool = False   # sequences of at most the stated length: the tokens are a bound
+    bound: str = ""   # "at most" (sequences of at most a stated length) or "at least" (passes not given)
 
 
 SCALE: list[ModelScale] = [
@@ -131,12 +132,13 @@ SCALE: list[ModelScale] = [
                       "tokens: Section 4's 13,994,528 training words, 5 epochs (Section 4.2)"),
     ModelScale("word2vec skip-gram", "word2vec", "word vectors", "Mikolov2013a",
                parameters=(2 * 1_000_000 - 1) * 1000,
-               tokens=6_000_000_000 * 1,
+               tokens=6_000_000_000 * 1, bound="at least",
                source="parameters: a 1,000-dimensional input vector per word and one per inner node "
                       "of the hierarchical softmax's binary tree (Section 2.1), for the 1 million "
                       "words of Section 4.2 (Table 6: 1,000 dimensions); tokens: Table 6's 6 billion "
-                      "training words, taken as one pass (the paper does not state the epochs of Table 6's "
-                      "runs; Section 4.3 compares one and three epochs on other data)"),
+                      "training words, read at least once (the paper does not state the epochs of Table 6's "
+                      "runs; its Table 5 compares one and three epochs on smaller parts of the Google News "
+                      "data)"),
     ModelScale("GloVe", "GloVe", "word vectors", "Pennington2014",
                parameters=2 * 400_000 * (300 + 1),
                tokens=6_000_000_000 * 1,
@@ -146,7 +148,7 @@ SCALE: list[ModelScale] = [
                       "(training then iterates over the counts, not the text)"),
     ModelScale("BERT-base", "BERT", _PLM, "Devlin2019",
                parameters=110_000_000,
-               tokens=1_000_000 * 256 * (9 * 128 + 1 * 512) // 10, upper_bound=True,
+               tokens=1_000_000 * 256 * (9 * 128 + 1 * 512) // 10, bound="at most",
                source="parameters: Section 3 (110M); tokens: Appendix A.2, 1,000,000 steps of 256 "
                       "sequences of at most 128 tokens for 90% of the steps and at most 512 for the rest "
                       "(Appendix A.1 samples the two segments so that together they are at most that long; "
@@ -154,24 +156,24 @@ SCALE: list[ModelScale] = [
                       "128 billion)"),
     ModelScale("BERT-large", "BERT", _PLM, "Devlin2019",
                parameters=340_000_000,
-               tokens=1_000_000 * 256 * (9 * 128 + 1 * 512) // 10, upper_bound=True,
+               tokens=1_000_000 * 256 * (9 * 128 + 1 * 512) // 10, bound="at most",
                source="parameters: Section 3 (340M); tokens: as for BERT-base (Appendix A.2)"),
     ModelScale("RoBERTa", "RoBERTa", _PLM, "Liu2019",
                parameters=355_000_000,
-               tokens=500_000 * 8_192 * 512, upper_bound=True,
+               tokens=500_000 * 8_192 * 512, bound="at most",
                source="parameters: Section 5 (355M); tokens: Table 4, 500K steps of 8K sequences "
                       "(8,192, as Section 4.3's equal-cost batches imply) of at most 512 tokens "
                       "(Section 4.2's full-sentence inputs; Section 3.1 trains only with full-length "
                       "sequences, so the bound is close)"),
     ModelScale("ALBERT-xxlarge", "ALBERT", _PLM, "Lan2020",
                parameters=235_000_000,
-               tokens=1_500_000 * 4_096 * 512, upper_bound=True,
+               tokens=1_500_000 * 4_096 * 512, bound="at most",
                source="parameters: Table 1 (235M; Section 3.2 writes 233M); tokens: the 1.5M steps of "
                       "the best model (Tables 9 and 10) with Section 4.1's batches of 4,096 sequences "
                       "of at most 512 tokens (10% are shorter)"),
     ModelScale("ELECTRA-Large", "ELECTRA", _PLM, "Clark2020",
                parameters=335_000_000,
-               tokens=1_750_000 * 2_048 * 512, upper_bound=True,
+               tokens=1_750_000 * 2_048 * 512, bound="at most",
                source="parameters: Table 2 (335M); tokens: Section 3.3's ELECTRA-1.75M, 1.75M steps "
                       "of batches of 2,048 sequences, of at most 512 tokens (Table 6's maximum "
                       "sequence length)"),
@@ -250,17 +252,18 @@ def draw_timeline():
 #: where each label of the scale figure goes beside its point (default: right)
 _SCALE_LABEL_SIDE = {"GloVe": "left", "BERT-base": "left", "ALBERT-xxlarge": "left", "ELECTRA-Large": "left",
                      "GPT-3": "left"}
-#: how far down a bound's arrow reaches, as a factor of its value
-_BOUND_ARROW = 0.3
+#: where a bound's arrow points, and how far it reaches, as a factor of the value
+_BOUND_ARROW = {"at most": 0.3, "at least": 1 / 0.3}
 
 
 def draw_scale():
     """The models of SCALE on log axes of parameters and training tokens, with the line where
-    the two are equal; a token count that is an upper bound carries an arrow pointing down.
+    the two are equal; a token count that is an upper bound carries an arrow pointing down, a lower
+    bound one pointing up.
     Returns the figure."""
     import matplotlib.pyplot as plt
     import numpy as np
-    fig, ax = plt.subplots(figsize=(7.5, 5.8))
+    fig, ax = plt.subplots(figsize=(7.5, 6.2))
     (x0, x1), (y0, y1) = SCALE_LIMITS
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -270,8 +273,9 @@ def draw_scale():
     for model in SCALE:
         colour = FAMILIES[model.family]
         ax.plot(model.parameters, model.tokens, MARKERS[model.family], ms=8, color=colour, zorder=3)
-        if model.upper_bound:
-            ax.annotate("", (model.parameters, model.tokens * _BOUND_ARROW), (model.parameters, model.tokens),
+        if model.bound:
+            ax.annotate("", (model.parameters, model.tokens * _BOUND_ARROW[model.bound]),
+                        (model.parameters, model.tokens),
                         arrowprops=dict(arrowstyle="-|>", color=colour, lw=1.2, shrinkA=5, shrinkB=0), zorder=2)
         left = _SCALE_LABEL_SIDE.get(model.label) == "left"
         ax.annotate(model.label, (model.parameters, model.tokens), xytext=(-8 if left else 8, 0),
@@ -284,11 +288,13 @@ def draw_scale():
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     ax.set_title("Size and training tokens, computed from the papers", fontsize=12)
-    bound = plt.Line2D([], [], marker=r"$\downarrow$", ls="", ms=10, color="0.3",
-                       label="at most: the paper gives the longest sequence")
-    _legend(fig, [f for f in FAMILIES if any(m.family == f for m in SCALE)], extra=[bound],
+    bounds = [plt.Line2D([], [], marker=r"$\downarrow$", ls="", ms=10, color="0.3",
+                         label="at most: the paper gives the longest sequence"),
+              plt.Line2D([], [], marker=r"$\uparrow$", ls="", ms=10, color="0.3",
+                         label="at least: the paper does not give the passes")]
+    _legend(fig, [f for f in FAMILIES if any(m.family == f for m in SCALE)], extra=bounds,
             loc="lower center", ncol=2)
-    fig.tight_layout(rect=(0, 0.09, 1, 1))
+    fig.tight_layout(rect=(0, 0.13, 1, 1))
     # the line's name along it, just below it, where no point lies: its angle on the page, once laid out
     (ax0, ay0), (ax1, ay1) = ax.transData.transform([(x0, x0), (x1, x1)])
     ax.annotate("as many tokens as parameters", (1.5e8, 1.5e8), xytext=(2, -2), textcoords="offset points",
@@ -327,7 +333,7 @@ def scale_table() -> str:
     """The introduction's table of the scale figure's numbers and their sources (Markdown)."""
     rows = ["| Model | Parameters | Training tokens | Where the paper gives them |", "|---|---|---|---|"]
     for m in SCALE:
-        tokens = ("at most " if m.upper_bound else "") + in_words(m.tokens)
+        tokens = f"{m.bound} {in_words(m.tokens)}".strip()
         rows.append(f"| {m.label} {_cite(m.key)} | {in_words(m.parameters)} | {tokens} | "
                     f"{m.source} |")
     return "\n".join(rows) + "\n"
