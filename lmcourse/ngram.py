@@ -40,10 +40,11 @@ def tokenized_sentences(texts: Iterable[str]) -> list[list[str]]:
     return out
 
 
-def lm_vocab(sentences: Sequence[Sequence[str]], min_freq: int = 1) -> Vocab:
-    """A vocabulary for language modelling: ``<pad> <unk> <s> </s>``, then words seen ``min_freq`` times."""
+def lm_vocab(sentences: Sequence[Sequence[str]], min_freq: int = 1, max_size: int | None = None) -> Vocab:
+    """A vocabulary for language modelling: ``<pad> <unk> <s> </s>``, then words seen ``min_freq`` times
+    (at most the ``max_size`` most frequent of them)."""
     check_nonempty(sentences, "sentences")
-    return Vocab.from_texts(sentences, min_freq=min_freq, specials=LM_SPECIALS)
+    return Vocab.from_texts(sentences, min_freq=min_freq, max_size=max_size, specials=LM_SPECIALS)
 
 
 class NGramLM:

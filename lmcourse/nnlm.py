@@ -7,6 +7,7 @@ one tanh hidden layer, and scored against every word of the vocabulary:
 
 W is the optional "direct connection" from the embeddings to the output.
 """
+import copy
 import math
 from collections.abc import Sequence
 
@@ -15,6 +16,7 @@ from torch import nn
 
 from lmcourse.ngram import BOS, EOS
 from lmcourse.seed import DEFAULT_DEVICE
+from lmcourse.train import History, fit
 from lmcourse.validate import check_float, check_int, check_nonempty, check_token_ids, check_type
 from lmcourse.vocab import Vocab
 
@@ -109,3 +111,39 @@ def nnlm_perplexity(model: NNLM, contexts: torch.Tensor, targets: torch.Tensor, 
     """exp of the mean negative log-likelihood of ``targets`` given ``contexts`` (every token weighs the same)."""
     logprobs = nnlm_token_logprobs(model, contexts, targets, batch_size, device)
     return math.exp(-logprobs.mean().item())
+
+
+def fit_until_valid_rises(model: NNLM, train: tuple[torch.Tensor, torch.Tensor],
+                          valid: tuple[torch.Tensor, torch.Tensor], *, lr: float = 1e-2, batch_size: int = 512,
+                          max_epochs: int = 30, seed: int = 0) -> History:
+    """Train ``model`` on ``train`` = (contexts (N, n-1), targets (N,)) with AdamW, one shuffled epoch
+    at a time, until the validation loss on ``valid`` stops falling (early stopping); the weights of
+    the best epoch are restored.
+
+    Returns the :class:`~lmcourse.train.History` of every step, with ``evals["valid loss"]`` (mean nats
+    per token) after each epoch; the best epoch is the one with the lowest of these.
+    """
+    check_type(model, "model", NNLM)
+    check_float(lr, "lr", minimum=0.0, strict_minimum=True)
+    check_int(batch_size, "batch_size", minimum=1)
+    check_int(max_epochs, "max_epochs", minimum=1)
+    check_int(seed, "seed", minimum=0)
+    (x, y), (x_valid, y_valid) = train, valid
+    if len(x) != len(y) or len(x_valid) != len(y_valid) or not len(y) or not len(y_valid):
+        raise ValueError("train and valid must each be (contexts, targets) of equal, non-zero length")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    history, best, best_state = History(), math.inf, None
+    for epoch in range(max_epochs):
+        order = torch.randperm(len(y), generator=torch.Generator().manual_seed(1000 * seed + epoch))
+        batches = [(x[order[i:i + batch_size]], y[order[i:i + batch_size]]) for i in range(0, len(y), batch_size)]
+        run = fit(model, lambda m, batch: nn.functional.cross_entropy(m(batch[0]), batch[1]), batches,
+                  optimizer=optimizer, seed=seed if epoch == 0 else None, progress=False)
+        history.train_loss += run.train_loss
+        loss = math.log(nnlm_perplexity(model, x_valid, y_valid))
+        history.evals.setdefault("valid loss", []).append((history.steps, loss))
+        if loss >= best:
+            break
+        best, best_state = loss, copy.deepcopy(model.state_dict())
+    model.load_state_dict(best_state)
+    return history
+

@@ -36,8 +36,9 @@ def place_in_frame(images: torch.Tensor, size: int, generator: torch.Generator) 
     rows = torch.randint(0, size - h + 1, (n,), generator=generator)
     cols = torch.randint(0, size - w + 1, (n,), generator=generator)
     frames = images.new_zeros(n, 1, size, size)
-    for i, (r, c) in enumerate(zip(rows.tolist(), cols.tolist())):
-        frames[i, 0, r:r + h, c:c + w] = images[i, 0]
+    r = (rows[:, None] + torch.arange(h))[:, :, None]                  # (N, h, 1): each image's rows
+    c = (cols[:, None] + torch.arange(w))[:, None, :]                  # (N, 1, w): and its columns
+    frames[torch.arange(n)[:, None, None], 0, r, c] = images[:, 0]
     return frames
 
 
@@ -62,8 +63,8 @@ class DigitsCNN(nn.Module):
         check_int(c1, "channels[0]", minimum=1)
         check_int(c2, "channels[1]", minimum=1)
         self.features = nn.Sequential(
-            nn.Conv2d(1, c1, 3, padding=1), nn.ReLU(),      # edges and strokes
-            nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(),     # combinations of strokes
+            nn.Conv2d(1, c1, 3, padding=1), nn.ReLU(),      # 3x3 patterns: pieces of strokes
+            nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(),     # combinations of them
             nn.MaxPool2d(2),
         )
         self.classifier = nn.Sequential(
@@ -78,9 +79,9 @@ class DigitsCNN(nn.Module):
         return [self.features[0], self.features[2], self.classifier[1]]
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
-        s = self.image_size
-        if images.dim() != 4 or images.shape[1:] != (1, s, s):
-            raise ValueError(f"images must be (batch, 1, {s}, {s}), got {tuple(images.shape)}")
+        if images.dim() != 4 or images.shape[1:] != (1, self.image_size, self.image_size):
+            raise ValueError(f"images must be (batch, 1, {self.image_size}, {self.image_size}), "
+                             f"got {tuple(images.shape)}")
         return self.classifier(self.features(images))
 
 
@@ -141,6 +142,19 @@ def few_shot_split(labels: torch.Tensor, shots: int, seed: int = 0) -> tuple[tor
     return mask.nonzero().squeeze(1), (~mask).nonzero().squeeze(1)
 
 
+def copied_lr_groups(model: DigitsCNN, lr: float, copied_lr: float) -> list[dict]:
+    """The optimiser's parameter groups: the layers ``transfer_model`` copied learn at ``copied_lr``,
+    the rest at ``lr``; frozen parameters are in no group."""
+    check_type(model, "model", DigitsCNN)
+    check_float(lr, "lr", minimum=0.0, strict_minimum=True)
+    check_float(copied_lr, "copied_lr", minimum=0.0, strict_minimum=True)
+    copied = {id(p) for layer in model.hidden_layers()[:model.copied_layers] for p in layer.parameters()}
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in trainable if id(p) not in copied], "lr": lr},
+              {"params": [p for p in trainable if id(p) in copied], "lr": copied_lr}]
+    return [g for g in groups if g["params"]]
+
+
 def train_classifier(model: nn.Module, images: torch.Tensor, labels: torch.Tensor,
                      num_epochs: int, lr: float = 3e-3, batch_size: int = 64,
                      test: tuple[torch.Tensor, torch.Tensor] | None = None, eval_every: int = 1,
@@ -151,7 +165,8 @@ def train_classifier(model: nn.Module, images: torch.Tensor, labels: torch.Tenso
     epochs (if ``test`` is given).
 
     copied_lr: a learning rate for the layers that ``transfer_model`` copied (a lower one keeps
-    them near their pretrained values); the rest learn at ``lr``.
+    them near their pretrained values); the rest learn at ``lr`` (see ``copied_lr_groups``).
+    The optimiser is AdamW, without weight decay.
     augment: ``(images, generator) -> images``, applied to every batch (e.g. ``place_in_frame``).
     """
     check_int(num_epochs, "num_epochs", minimum=1)
@@ -168,14 +183,7 @@ def train_classifier(model: nn.Module, images: torch.Tensor, labels: torch.Tenso
 
     optimizer = None
     if copied_lr is not None:
-        check_type(model, "model", DigitsCNN)
-        check_float(copied_lr, "copied_lr", minimum=0.0, strict_minimum=True)
-        copied = {id(p) for layer in model.hidden_layers()[:model.copied_layers]
-                  for p in layer.parameters()}
-        trainable = [p for p in model.parameters() if p.requires_grad]
-        groups = [{"params": [p for p in trainable if id(p) not in copied], "lr": lr},
-                  {"params": [p for p in trainable if id(p) in copied], "lr": copied_lr}]
-        optimizer = torch.optim.AdamW([g for g in groups if g["params"]], weight_decay=0.0)
+        optimizer = torch.optim.AdamW(copied_lr_groups(model, lr, copied_lr), weight_decay=0.0)
 
     steps_per_epoch = -(-len(labels) // batch_size)
     eval_fn = None

@@ -19,8 +19,14 @@ from lmcourse.diagrams import DIAGRAMS  # noqa: E402
 #: non-default settings that change a diagram's layout, drawn as well as the defaults
 VARIANTS = [
     ("transfer", {"layers": 1}),
+    ("transfer", {"layers": 3, "image_size": 12, "rates": ("1e-4", "3e-3")}),
+    ("layer_transfer_design", {"layers": 3}),
     ("nnlm", {"context_size": 2, "direct": False}),
     ("nnlm", {"context_size": 4}),
+    ("sampling_loop", {"order": 2}),
+    ("sampling_loop", {"order": 4}),
+    ("kneser_ney_chain", {"order": 2}),
+    ("kneser_ney_chain", {"order": 4}),
     ("cbow_and_skipgram", {"window": 3}),
     ("huffman_tree", {"word": "blaze"}),
     ("rnn_unrolled", {"steps": 5}),
@@ -35,9 +41,16 @@ VARIANTS = [
 
 BAD = [
     ("transfer", {"layers": 0}, ValueError, "layers"),
+    ("transfer", {"image_size": 1}, ValueError, "image_size"),
+    ("transfer", {"rates": 1e-4}, TypeError, "rates"),
+    ("framed_task", {"frame": 8}, ValueError, "frame"),
+    ("layer_transfer_design", {"layers": 4}, ValueError, "layers"),
     ("nnlm", {"context_size": 1}, ValueError, "context_size"),
     ("nnlm", {"context_size": 2.0}, TypeError, "context_size"),
     ("nnlm", {"direct": "yes"}, TypeError, "direct"),
+    ("sampling_loop", {"order": 1}, ValueError, "order"),
+    ("kneser_ney_chain", {"order": 5}, ValueError, "order"),
+    ("kneser_ney_chain", {"order": 3.0}, TypeError, "order"),
     ("cbow_and_skipgram", {"window": 9}, ValueError, "window"),
     ("huffman_tree", {"word": "river"}, ValueError, "word"),
     ("huffman_tree", {"word": 3}, TypeError, "word"),

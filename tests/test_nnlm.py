@@ -6,7 +6,7 @@ import torch.nn.functional as F
 
 from lmcourse import set_seed
 from lmcourse.ngram import BOS, EOS, NGramLM, lm_vocab
-from lmcourse.nnlm import NNLM, context_windows, nnlm_perplexity
+from lmcourse.nnlm import NNLM, context_windows, fit_until_valid_rises, nnlm_perplexity
 
 CORPUS = [s.split() for s in ["a b a c", "b a b", "c a a b c", "a c b"]]
 
@@ -76,3 +76,45 @@ def test_bad_inputs():
         context_windows(["a b"], vocab, 2)
     with pytest.raises(ValueError, match="equal length"):
         nnlm_perplexity(NNLM(len(vocab), 2), torch.zeros(3, 2, dtype=torch.long), torch.zeros(2, dtype=torch.long))
+
+
+HELD_OUT = [s.split() for s in ["b c a", "c b a a b", "a a c"]]
+
+
+def _toy_data(vocab):
+    return context_windows(CORPUS * 20, vocab, 2), context_windows(HELD_OUT, vocab, 2)
+
+
+def test_fit_until_valid_rises_stops_at_the_first_worse_epoch_and_keeps_the_best_weights():
+    vocab = lm_vocab(CORPUS)
+    train, valid = _toy_data(vocab)
+    set_seed(0)
+    model = NNLM(len(vocab), 2, embed_dim=8, hidden_dim=16, direct=False)
+    history = fit_until_valid_rises(model, train, valid, lr=0.05, batch_size=16, max_epochs=40, seed=0)
+    losses = [v for _, v in history.evals["valid loss"]]
+    assert len(losses) < 40 and losses[-1] >= min(losses)             # stopped because it did not improve
+    assert all(b < a for a, b in zip(losses, losses[1:-1]))           # every epoch before the last improved
+    assert history.steps == len(losses) * math.ceil(len(train[1]) / 16)
+    assert math.isclose(math.log(nnlm_perplexity(model, *valid)), min(losses), rel_tol=1e-6)   # best weights back
+
+
+def test_fit_until_valid_rises_is_seeded():
+    vocab = lm_vocab(CORPUS)
+    train, valid = _toy_data(vocab)
+    runs = []
+    for _ in range(2):
+        set_seed(3)
+        model = NNLM(len(vocab), 2, embed_dim=4, hidden_dim=8, direct=False, dropout=0.2)
+        runs.append(fit_until_valid_rises(model, train, valid, max_epochs=3, seed=3).train_loss)
+    assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("kwargs, name", [({"lr": 0.0}, "lr"), ({"batch_size": 0}, "batch_size"),
+                                          ({"max_epochs": 0}, "max_epochs"), ({"seed": -1}, "seed")])
+def test_fit_until_valid_rises_checks_its_settings(kwargs, name):
+    vocab = lm_vocab(CORPUS)
+    train, valid = _toy_data(vocab)
+    with pytest.raises(ValueError, match=name):
+        fit_until_valid_rises(NNLM(len(vocab), 2, 4, 8), train, valid, **kwargs)
+    with pytest.raises(ValueError, match="equal"):
+        fit_until_valid_rises(NNLM(len(vocab), 2, 4, 8), train, (valid[0], valid[1][:-1]))

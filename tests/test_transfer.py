@@ -6,6 +6,7 @@ from lmcourse.exercises import check
 from lmcourse.transfer import (
     DigitsCNN,
     accuracy,
+    copied_lr_groups,
     few_shot_split,
     load_digits_tensors,
     place_in_frame,
@@ -68,18 +69,60 @@ def test_training_learns_digits_quickly():
     assert curve[-1] == accuracy(model, images[test], labels[test]) > 0.9
 
 
+def _layerwise(model, lr, factor):
+    layers = [*model.hidden_layers(), model.classifier[-1]]
+    groups = [{"params": [p for p in layer.parameters() if p.requires_grad], "lr": lr / factor ** depth}
+              for depth, layer in enumerate(reversed(layers))]
+    return [g for g in groups if g["params"]]
+
+
 def test_exercise_checker_accepts_right_and_rejects_wrong():
-    right = lambda m: sum(p.numel() for p in m.parameters() if p.requires_grad)  # noqa: E731
-    assert check("ch01-count-trainable", right) == "ch01-count-trainable: all 5 checks passed"
-    everything = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
-    with pytest.raises(AssertionError, match="'frozen' transfer model"):
-        check("ch01-count-trainable", everything)
+    right = _layerwise
+    assert check("ch01-layerwise-groups", right) == "ch01-layerwise-groups: all 4 checks passed"
+    copies = lambda m, lr, f: [{"params": [p.detach().clone().requires_grad_() for p in g["params"]],  # noqa: E731
+                                "lr": g["lr"]} for g in _layerwise(m, lr, f)]
+    with pytest.raises(AssertionError, match="not one of the model's parameters"):
+        check("ch01-layerwise-groups", copies)
+    upside_down = lambda m, lr, f: _layerwise(m, lr, 1 / f)  # noqa: E731
+    with pytest.raises(AssertionError, match="expected"):
+        check("ch01-layerwise-groups", upside_down)
+    with_frozen = lambda m, lr, f: [{"params": list(m.parameters()), "lr": lr}]  # noqa: E731
+    with pytest.raises(AssertionError, match="frozen parameters belong in no group|expected"):
+        check("ch01-layerwise-groups", with_frozen)
+    twice = lambda m, lr, f: _layerwise(m, lr, f) + _layerwise(m, lr, f)[:1]  # noqa: E731
+    with pytest.raises(AssertionError, match="in two groups"):
+        check("ch01-layerwise-groups", twice)
+    no_output = lambda m, lr, f: _layerwise(m, lr, f)[1:]  # noqa: E731
+    with pytest.raises(AssertionError, match="in no group"):
+        check("ch01-layerwise-groups", no_output)
     with pytest.raises(ValueError, match="is unknown"):
         check("ch01-nothing", right)
     with pytest.raises(ValueError, match="has no exercise checks"):
         check("ch99-x", right)
     with pytest.raises(ValueError, match="must look like"):
         check("count", right)
+
+
+def test_transferred_layers_hold_copies_not_the_source_tensors():
+    source = DigitsCNN(5)
+    for strategy in ("frozen", "fine-tuned"):
+        model = transfer_model(source, 5, strategy, layers=3)
+        ours = {p.untyped_storage().data_ptr() for p in model.parameters()}
+        assert not ours & {p.untyped_storage().data_ptr() for p in source.parameters()}
+        before = source.features[0].weight.detach().clone()
+        with torch.no_grad():
+            model.features[0].weight.add_(1.0)
+        assert torch.equal(source.features[0].weight, before)
+
+
+def test_copied_lr_groups_split_the_trainable_parameters():
+    source = DigitsCNN(5)
+    groups = copied_lr_groups(transfer_model(source, 5, "fine-tuned", layers=2), 3e-3, 1e-4)
+    assert [g["lr"] for g in groups] == [3e-3, 1e-4] and [len(g["params"]) for g in groups] == [4, 4]
+    frozen = copied_lr_groups(transfer_model(source, 5, "frozen", layers=2), 3e-3, 1e-4)
+    assert [g["lr"] for g in frozen] == [3e-3] and len(frozen[0]["params"]) == 4
+    with pytest.raises(ValueError, match="copied_lr"):
+        copied_lr_groups(source, 3e-3, 0.0)
 
 
 def test_place_in_frame_pastes_each_image_whole_at_every_possible_position():
@@ -89,7 +132,11 @@ def test_place_in_frame_pastes_each_image_whole_at_every_possible_position():
     assert torch.equal(frames.sum((1, 2, 3)), images.repeat(100, 1, 1, 1).sum((1, 2, 3)))
     corners = {tuple(f[0].nonzero().min(0).values.tolist()) for f in frames}
     assert corners == {(r, c) for r in range(3) for c in range(3)}
-    assert check("ch01-place-in-frame", place_in_frame) == "ch01-place-in-frame: all 4 checks passed"
+    assert check("ch01-place-in-frame", place_in_frame) == "ch01-place-in-frame: all 5 checks passed"
+    cycling = lambda x, s, g: torch.stack([torch.nn.functional.pad(im, (i % 3, 2 - i % 3, i // 3 % 3, 2 - i // 3 % 3))  # noqa: E731
+                                           for i, im in enumerate(x)])
+    with pytest.raises(AssertionError, match="must be random"):
+        check("ch01-place-in-frame", cycling)
     off_by_one = lambda x, s, g: torch.nn.functional.pad(place_in_frame(x, s - 1, g), (0, 1, 0, 1))  # noqa: E731
     with pytest.raises(AssertionError, match="9 positions"):
         check("ch01-place-in-frame", off_by_one)

@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 from lmcourse.diagrams import (
     attention_mechanisms,
     foundations,
+    language_models,
     pretrained_models,
     recurrent,
     transformer_architectures,
@@ -25,7 +26,7 @@ from lmcourse.diagrams import (
 from lmcourse.diagrams._drawing import REGISTERED
 
 #: the modules holding the diagrams, one for each part of the book, in the book's order
-_PARTS = (foundations, word_embeddings, recurrent, attention_mechanisms, transformer_architectures,
+_PARTS = (foundations, language_models, word_embeddings, recurrent, attention_mechanisms, transformer_architectures,
           pretrained_models)
 
 #: every diagram by short name, in the book's order, so that a test (or a chapter) can draw them all

@@ -1,11 +1,15 @@
 """Checks for the exercises of chapter 2 (language models)."""
 import math
 from collections import Counter
+from unittest.mock import patch
+
+import torch
 
 from lmcourse.data import toy_corpus
 from lmcourse.ngram import EOS, NGramLM
+from lmcourse.nnlm import NNLM
 
-__all__ = ["add_k", "kneser_ney_bigram", "perplexity"]
+__all__ = ["add_k", "kneser_ney_bigram", "perplexity", "nnlm_forward"]
 
 _ENGLISH = [s.split() for s in ["the cat sat", "the dog sat", "a cat ran", "the cat ran home", "a dog sat"]]
 
@@ -71,3 +75,43 @@ def perplexity(candidate) -> int:
     unseen = candidate(NGramLM(2, k=0.0).fit(_ENGLISH), [["dog", "cat"]])
     assert unseen == math.inf, f"maximum likelihood gives P(cat | dog) = 0, so the perplexity is inf, got {unseen}"
     return 3
+
+
+def _forbidden(name):
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"nnlm_forward called {name}: write the arithmetic with tensor operations "
+                             f"(indexing, @, tanh), without torch.nn layers")
+    return refuse
+
+
+def nnlm_forward(candidate) -> int:
+    """candidate(weights, context) -> logits (B, V) of Bengio et al.'s network,
+    y = b + W x + U tanh(d + H x) with x the concatenated rows C[w] of the context words, oldest first.
+    ``weights`` is a dict of plain tensors shaped as in :class:`lmcourse.nnlm.NNLM`: C (V, m),
+    H (h, (n-1) m), d (h,), U (V, h), b (V,), W (V, (n-1) m) or None; context (B, n-1) int64.
+    Checked against ``NNLM`` with copied weights; torch.nn layers and their functional forms
+    (linear, embedding) are refused while the candidate runs."""
+    for direct, (vocab_size, context_size, m, h) in ((True, (11, 3, 4, 5)), (False, (13, 2, 3, 6))):
+        torch.manual_seed(0)
+        model = NNLM(vocab_size, context_size, embed_dim=m, hidden_dim=h, direct=direct).eval()
+        with torch.no_grad():
+            model.b.normal_()                         # the package starts b at zero; make it count
+            model.H.bias.normal_()
+        context = torch.randint(0, vocab_size, (7, context_size))
+        weights = {"C": model.C.weight, "H": model.H.weight, "d": model.H.bias, "U": model.U.weight,
+                   "b": model.b, "W": model.W.weight if direct else None}
+        with torch.no_grad():
+            want = model(context)
+            plain = {k: None if v is None else v.detach().clone() for k, v in weights.items()}
+            with patch.object(torch.nn.Module, "__call__", _forbidden("a torch.nn module")), \
+                    patch.object(torch.nn.functional, "linear", _forbidden("torch.nn.functional.linear")), \
+                    patch.object(torch.nn.functional, "embedding", _forbidden("torch.nn.functional.embedding")):
+                got = candidate(plain, context.clone())
+        got = torch.as_tensor(got)
+        assert got.shape == want.shape, (
+            f"direct={direct}: expected logits of shape {tuple(want.shape)} (batch, V), got {tuple(got.shape)}")
+        assert torch.allclose(got.float(), want, atol=1e-5), (
+            f"direct={direct}: logits differ from NNLM's by up to {(got.float() - want).abs().max():.3g}. "
+            f"x concatenates C[w] for the context words oldest first; H and W multiply x (x @ H.T), "
+            f"d sits inside the tanh, b outside; return scores, not probabilities")
+    return 2
