@@ -8,7 +8,8 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -195,23 +196,31 @@ def fit(model: torch.nn.Module,
     return history
 
 
-def write_atomically(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` under a temporary name beside it, flushed to disk, then renamed over
-    it: a reader sees the old file or the whole new one, never a part."""
-    check_type(data, "data", bytes)
-    path = Path(path)
+@contextmanager
+def _replaced_atomically(path: Path) -> Iterator[str]:
+    """Yield a temporary file name beside ``path``; once the caller has written it, sync it to disk and
+    rename it over ``path``. On any error the temporary file is removed and ``path`` is untouched."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
+        yield tmp
+        with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def write_atomically(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` under a temporary name beside it, flushed to disk, then renamed over
+    it: a reader sees the old file or the whole new one, never a part."""
+    check_type(data, "data", bytes)
+    path = Path(path)
+    with _replaced_atomically(path) as tmp:
+        Path(tmp).write_bytes(data)
     return path
 
 
@@ -223,18 +232,8 @@ def save_checkpoint(model: torch.nn.Module, path: str | Path) -> Path:
     """
     check_type(model, "model", torch.nn.Module)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with _replaced_atomically(path) as tmp:
         save_model(model, tmp)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
     return path
 
 

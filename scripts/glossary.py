@@ -38,6 +38,7 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("freezing", "冻结参数", "Keeping pretrained weights fixed and training only the new layers on top.", "01_pretraining"),
     ("self-supervised learning", "自监督学习", "Learning from labels the data supplies itself, such as the next word or a masked word: how language models pretrain on raw text.", "01_pretraining"),
     ("downstream task", "下游任务", "The task a pretrained model is finally used for (classification, QA, tagging, ...).", "01_pretraining"),
+    ("data augmentation", "数据增强", "Training on randomly altered copies of the inputs (here a digit drawn at a random place), so the model learns to ignore the change.", "01_pretraining"),
     # 2 Language models
     ("language model", "语言模型", "A probability distribution over sequences of tokens, usually factorised word by word.", "02_language_models"),
     ("chain rule", "链式法则", r"$P(w_1 \dots w_n) = \prod_t P(w_t \mid w_1 \dots w_{t-1})$: the exact factorisation every LM starts from.", "02_language_models"),
@@ -47,6 +48,10 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("smoothing", "平滑", "Moving probability mass to unseen n-grams so that no sentence gets probability zero.", "02_language_models"),
     ("add-k smoothing", "加 k 平滑", "Adding k to every count before normalising (k = 1: Laplace smoothing).", "02_language_models"),
     ("perplexity", "困惑度", r"$\exp$ of the average negative log-likelihood per token; lower is better.", "02_language_models"),
+    ("cross-entropy", "交叉熵", "The average negative log-probability a model gives the tokens that occur; in base 2 it is bits per word, and 2 to that power is the perplexity.", "02_language_models"),
+    ("Kneser-Ney smoothing", "Kneser-Ney 平滑", "Absolute discounting whose lower-order model counts how many different words precede a word (its continuation count), not how often it occurs.", "02_language_models"),
+    ("Zipf's law", "齐普夫定律", "A word's frequency falls roughly as one over its frequency rank, so most distinct words are rare.", "02_language_models"),
+    ("early stopping", "早停", "Ending training when the loss on held-out validation text stops falling, and keeping the weights from the best epoch.", "02_language_models"),
     ("neural network language model (NNLM)", "神经网络语言模型", "Bengio et al. (2003): embeddings of the previous words, a tanh layer and a softmax over the vocabulary.", "02_language_models"),
     ("softmax", "softmax 归一化", r"$e^{z_i} / \sum_j e^{z_j}$: turns scores into a probability distribution.", "02_language_models"),
     ("out-of-vocabulary word (OOV)", "未登录词", "A word missing from the vocabulary, mapped to <unk> or split into subwords.", "02_language_models"),

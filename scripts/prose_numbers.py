@@ -63,7 +63,8 @@ def printed_numbers(text: str) -> list[float]:
 def supported(digits: str, unit: str | None, numbers: list[float]) -> bool:
     places = len(digits.split(".")[1])
     value = float(digits)
-    return any(abs(round(n * scale, places) - value) < 10 ** -(places + 3)
+    # the prose's digits carry no sign (a minus, "−" or "-", is not part of DECIMAL), so compare magnitudes
+    return any(abs(round(abs(n) * scale, places) - value) < 10 ** -(places + 3)
                for scale in SCALES[unit] for n in numbers)
 
 

@@ -1,6 +1,5 @@
 from collections import Counter
 
-import numpy as np
 import pytest
 import torch
 
@@ -23,43 +22,50 @@ def test_add_k_reference_passes_and_wrong_fails():
         check("ch02-add-k", forgot_k_in_denominator)
 
 
-def test_cosine_reference_passes_and_wrong_fails():
-    cosine = lambda u, v: float(u @ v / np.linalg.norm(u) / np.linalg.norm(v))
-    assert check("ch03-cosine", cosine) == "ch03-cosine: all 3 checks passed"
-    with pytest.raises(AssertionError, match="length must not matter"):
-        check("ch03-cosine", lambda u, v: float(u @ v))
-    with pytest.raises(ValueError, match="unknown"):
-        check("ch03-sine", cosine)
+def _nnlm_backward(weights, context, target, accumulate=True, tanh_slope=True, mean=True):
+    C, H, d, U, b = (weights[k] for k in "CHdUb")
+    x = C[context].flatten(1)
+    a = torch.tanh(d + x @ H.T)
+    g_y = torch.softmax(b + a @ U.T, -1)
+    g_y[torch.arange(len(target)), target] -= 1
+    if mean:
+        g_y = g_y / len(target)
+    g_pre = g_y @ U * ((1 - a ** 2) if tanh_slope else 1)
+    g_x = (g_pre @ H).reshape(-1, C.shape[1])
+    g_C = torch.zeros_like(C)
+    if accumulate:
+        g_C.index_add_(0, context.flatten(), g_x)
+    else:
+        g_C[context.flatten()] = g_x                   # a repeated word keeps only one of its gradients
+    return {"C": g_C, "H": g_pre.T @ x, "d": g_pre.sum(0), "U": g_y.T @ a, "b": g_y.sum(0)}
 
 
-def _nnlm_forward(weights, context, newest_first=False, tanh=torch.tanh):
-    C, H, d, U, b, W = (weights[k] for k in "CHdUbW")
-    x = C[context.flip(1) if newest_first else context].flatten(1)
-    y = b + tanh(d + x @ H.T) @ U.T
-    return y if W is None else y + x @ W.T
+def test_nnlm_backward_reference_passes_and_plausible_mistakes_fail():
+    assert check("ch02-nnlm-backward", _nnlm_backward) == "ch02-nnlm-backward: all 2 checks passed"
+    for mistake in ({"accumulate": False}, {"tanh_slope": False}, {"mean": False}):
+        with pytest.raises(AssertionError, match="differs from autograd"):
+            check("ch02-nnlm-backward", lambda w, c, t, mistake=mistake: _nnlm_backward(w, c, t, **mistake))
 
 
-def test_nnlm_forward_reference_passes_and_plausible_mistakes_fail():
-    assert check("ch02-nnlm-forward", _nnlm_forward) == "ch02-nnlm-forward: all 2 checks passed"
-    newest_first = lambda weights, context: _nnlm_forward(weights, context, newest_first=True)
-    no_tanh = lambda weights, context: _nnlm_forward(weights, context, tanh=lambda z: z)
-    probabilities = lambda weights, context: torch.softmax(_nnlm_forward(weights, context), -1)
-    for wrong in (newest_first, no_tanh, probabilities):
-        with pytest.raises(AssertionError, match="logits differ"):
-            check("ch02-nnlm-forward", wrong)
+def test_nnlm_backward_refuses_autograd():
+    def with_autograd(weights, context, target):
+        params = {k: v.clone().requires_grad_() for k, v in weights.items()}
+        C, H, d, U, b = (params[k] for k in "CHdUb")
+        y = b + torch.tanh(d + C[context].flatten(1) @ H.T) @ U.T
+        torch.nn.functional.cross_entropy(y, target).backward()
+        return {k: v.grad for k, v in params.items()}
 
+    def with_functional_autograd(weights, context, target):
+        params = {k: v.clone().requires_grad_() for k, v in weights.items()}
+        C, H, d, U, b = (params[k] for k in "CHdUb")
+        y = b + torch.tanh(d + C[context].flatten(1) @ H.T) @ U.T
+        torch.autograd.backward(torch.nn.functional.cross_entropy(y, target))
+        return {k: v.grad for k, v in params.items()}
 
-def test_nnlm_forward_refuses_torch_nn_layers():
-    def with_layers(weights, context):                 # right numbers, but through torch.nn
-        C, H, d, U, b, W = (weights[k] for k in "CHdUbW")
-        x = torch.nn.functional.embedding(context, C).flatten(1)
-        y = b + torch.tanh(torch.nn.functional.linear(x, H, d)) @ U.T
-        return y if W is None else y + x @ W.T
+    def with_grad_enabled(weights, context, target):
+        with torch.enable_grad():
+            return with_autograd(weights, context, target)
 
-    def with_module(weights, context):
-        embedding = torch.nn.Embedding.from_pretrained(weights["C"])
-        return _nnlm_forward({**weights, "C": embedding(torch.arange(len(weights["C"])))}, context)
-
-    for wrong in (with_layers, with_module):
-        with pytest.raises(AssertionError, match="without torch.nn layers"):
-            check("ch02-nnlm-forward", wrong)
+    for cheat in (with_autograd, with_functional_autograd, with_grad_enabled):
+        with pytest.raises(AssertionError, match="called autograd"):
+            check("ch02-nnlm-backward", cheat)

@@ -1,6 +1,7 @@
 """Checks for the exercises of chapter 2 (language models)."""
 import math
 from collections import Counter
+from contextlib import ExitStack
 from unittest.mock import patch
 
 import torch
@@ -9,7 +10,7 @@ from lmcourse.data import toy_corpus
 from lmcourse.ngram import EOS, NGramLM
 from lmcourse.nnlm import NNLM
 
-__all__ = ["add_k", "kneser_ney_bigram", "perplexity", "nnlm_forward"]
+__all__ = ["add_k", "kneser_ney_bigram", "perplexity", "nnlm_backward"]
 
 _ENGLISH = [s.split() for s in ["the cat sat", "the dog sat", "a cat ran", "the cat ran home", "a dog sat"]]
 
@@ -77,41 +78,47 @@ def perplexity(candidate) -> int:
     return 3
 
 
-def _forbidden(name):
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"nnlm_forward called {name}: write the arithmetic with tensor operations "
-                             f"(indexing, @, tanh), without torch.nn layers")
-    return refuse
+def _refuse_autograd(*args, **kwargs):
+    raise AssertionError("nnlm_backward called autograd: write the gradients by hand, from the forward pass's "
+                         "intermediate values")
 
 
-def nnlm_forward(candidate) -> int:
-    """candidate(weights, context) -> logits (B, V) of Bengio et al.'s network,
-    y = b + W x + U tanh(d + H x) with x the concatenated rows C[w] of the context words, oldest first.
-    ``weights`` is a dict of plain tensors shaped as in :class:`lmcourse.nnlm.NNLM`: C (V, m),
-    H (h, (n-1) m), d (h,), U (V, h), b (V,), W (V, (n-1) m) or None; context (B, n-1) int64.
-    Checked against ``NNLM`` with copied weights; torch.nn layers and their functional forms
-    (linear, embedding) are refused while the candidate runs."""
-    for direct, (vocab_size, context_size, m, h) in ((True, (11, 3, 4, 5)), (False, (13, 2, 3, 6))):
+def nnlm_backward(candidate) -> int:
+    """candidate(weights, context, target) -> {"C", "H", "d", "U", "b"}: the gradients of the mean
+    cross-entropy of Bengio et al.'s network without a direct connection, y = b + U tanh(d + H x), with x the
+    concatenated rows C[w] of the context words, oldest first. ``weights`` holds plain tensors shaped as in
+    :class:`lmcourse.nnlm.NNLM`: C (V, m), H (h, (n-1) m), d (h,), U (V, h), b (V,); context (B, n-1) and
+    target (B,) int64. Checked against autograd on ``NNLM`` with copied weights, on contexts where a word
+    occurs twice (its two gradients must add up); autograd is refused while the candidate runs."""
+    for vocab_size, context_size, m, h in ((11, 3, 4, 5), (13, 2, 3, 6)):
         torch.manual_seed(0)
-        model = NNLM(vocab_size, context_size, embed_dim=m, hidden_dim=h, direct=direct).eval()
+        model = NNLM(vocab_size, context_size, embed_dim=m, hidden_dim=h, direct=False).eval()
         with torch.no_grad():
             model.b.normal_()                         # the package starts b at zero; make it count
             model.H.bias.normal_()
         context = torch.randint(0, vocab_size, (7, context_size))
-        weights = {"C": model.C.weight, "H": model.H.weight, "d": model.H.bias, "U": model.U.weight,
-                   "b": model.b, "W": model.W.weight if direct else None}
-        with torch.no_grad():
-            want = model(context)
-            plain = {k: None if v is None else v.detach().clone() for k, v in weights.items()}
-            with patch.object(torch.nn.Module, "__call__", _forbidden("a torch.nn module")), \
-                    patch.object(torch.nn.functional, "linear", _forbidden("torch.nn.functional.linear")), \
-                    patch.object(torch.nn.functional, "embedding", _forbidden("torch.nn.functional.embedding")):
-                got = candidate(plain, context.clone())
-        got = torch.as_tensor(got)
-        assert got.shape == want.shape, (
-            f"direct={direct}: expected logits of shape {tuple(want.shape)} (batch, V), got {tuple(got.shape)}")
-        assert torch.allclose(got.float(), want, atol=1e-5), (
-            f"direct={direct}: logits differ from NNLM's by up to {(got.float() - want).abs().max():.3g}. "
-            f"x concatenates C[w] for the context words oldest first; H and W multiply x (x @ H.T), "
-            f"d sits inside the tanh, b outside; return scores, not probabilities")
+        context[0] = 2                                # the same word at every position of one context
+        target = torch.randint(0, vocab_size, (7,))
+        torch.nn.functional.cross_entropy(model(context), target).backward()
+        params = {"C": model.C.weight, "H": model.H.weight, "d": model.H.bias, "U": model.U.weight, "b": model.b}
+        plain = {k: v.detach().clone() for k, v in params.items()}
+        refused = [(torch.Tensor, "backward"), (torch.autograd, "backward"), (torch.autograd, "grad"),
+                   (torch, "enable_grad"), (torch.autograd, "enable_grad"),
+                   (torch, "set_grad_enabled"), (torch.autograd, "set_grad_enabled")]
+        with torch.no_grad(), ExitStack() as stack:          # no graph can be built while the candidate runs
+            for owner, name in refused:
+                stack.enter_context(patch.object(owner, name, _refuse_autograd))
+            got = candidate(plain, context.clone(), target.clone())
+        keys = sorted(got) if isinstance(got, dict) else type(got).__name__
+        assert isinstance(got, dict) and set(got) == set(params), (
+            f"return a dict with the keys {sorted(params)}, got {keys}")
+        for name, param in params.items():
+            g = torch.as_tensor(got[name]).float()
+            assert g.shape == param.shape, (
+                f"d loss / d {name}: expected shape {tuple(param.shape)}, got {tuple(g.shape)}")
+            assert torch.allclose(g, param.grad, atol=1e-5), (
+                f"(context size {context_size}) d loss / d {name} differs from autograd's by up to "
+                f"{(g - param.grad).abs().max():.3g}. The loss is the mean over the batch; softmax minus one-hot is "
+                f"d loss / d y per example; tanh'(z) = 1 - tanh(z)^2; a word that occurs twice in a context gets "
+                f"both gradients added to its row of C")
     return 2
