@@ -137,6 +137,14 @@ def test_place_in_frame_pastes_each_image_whole_at_every_possible_position():
                                            for i, im in enumerate(x)])
     with pytest.raises(AssertionError, match="must be random"):
         check("ch01-place-in-frame", cycling)
+    def biased(x, size, generator):                    # random, but the top-left corner twice as likely
+        weights = torch.ones(9)
+        weights[0] = 2
+        where = torch.multinomial(weights, len(x), replacement=True, generator=generator)
+        return torch.stack([torch.nn.functional.pad(im, (i % 3, 2 - i % 3, i // 3, 2 - i // 3))
+                            for i, im in zip(where.tolist(), x)])
+    with pytest.raises(AssertionError, match="equally likely"):
+        check("ch01-place-in-frame", biased)
     off_by_one = lambda x, s, g: torch.nn.functional.pad(place_in_frame(x, s - 1, g), (0, 1, 0, 1))  # noqa: E731
     with pytest.raises(AssertionError, match="9 positions"):
         check("ch01-place-in-frame", off_by_one)

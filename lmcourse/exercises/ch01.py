@@ -44,10 +44,11 @@ def layerwise_groups(candidate) -> int:
 
 def place_in_frame(candidate) -> int:
     """``candidate(images, size, generator) -> frames``: each image pasted at a random position."""
-    images = torch.rand(400, 1, 8, 8, generator=torch.Generator().manual_seed(0)) + 0.5   # no zeros
+    n = 1800                                                    # 200 per position expected
+    images = torch.rand(n, 1, 8, 8, generator=torch.Generator().manual_seed(0)) + 0.5     # no zeros
     frames = candidate(images, 10, torch.Generator().manual_seed(1))
     assert isinstance(frames, torch.Tensor), f"return a tensor, got {type(frames).__name__}"
-    assert frames.shape == (400, 1, 10, 10), f"expected frames of shape (400, 1, 10, 10), got {tuple(frames.shape)}"
+    assert frames.shape == (n, 1, 10, 10), f"expected frames of shape ({n}, 1, 10, 10), got {tuple(frames.shape)}"
 
     def corners(frames):
         out = []
@@ -61,16 +62,18 @@ def place_in_frame(candidate) -> int:
         return out
 
     positions = corners(frames)
-    assert len(set(positions)) == 9, (f"in a 10x10 frame an 8x8 image fits at 9 positions; 400 images used only "
+    assert len(set(positions)) == 9, (f"in a 10x10 frame an 8x8 image fits at 9 positions; {n} images used only "
                                       f"{len(set(positions))}: is the last row or column of positions ever drawn?")
     again = corners(candidate(images, 10, torch.Generator().manual_seed(1)))
     assert again == positions, "the same generator seed must give the same positions: draw them from `generator`"
     other = corners(candidate(images, 10, torch.Generator().manual_seed(2)))
     same = sum(a == b for a, b in zip(positions, other))
-    assert same < 100, (f"a generator with another seed put {same} of 400 images at the same place (about 44 "
-                        "expected by chance): the positions must be random, drawn from `generator`, "
-                        "not a fixed pattern")
-    counts = torch.bincount(torch.tensor([3 * r + c for r, c in positions]), minlength=9)
-    assert counts.min() >= 20, (f"some position was used by only {counts.min().item()} of 400 images (about 44 "
-                                "expected): every position must be equally likely")
+    assert same < n / 4, (f"a generator with another seed put {same} of {n} images at the same place (about {n // 9} "
+                          "expected by chance): the positions must be random, drawn from `generator`, "
+                          "not a fixed pattern")
+    counts = torch.bincount(torch.tensor([3 * r + c for r, c in positions]), minlength=9).float()
+    chi2 = float(((counts - n / 9) ** 2 / (n / 9)).sum())
+    assert chi2 < 26.12, (f"the 9 positions were used {counts.int().tolist()} times by {n} images (about {n // 9} each "
+                          f"expected; chi-square {chi2:.1f}, above 26.12, the 0.1% point with 8 degrees of freedom): "
+                          "every position must be equally likely")
     return 5
