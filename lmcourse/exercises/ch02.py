@@ -60,6 +60,11 @@ def kneser_ney_bigram(candidate) -> int:
     want = NGramLM(2, "kneser-ney").fit(_ENGLISH).prob("cat", ["home"])
     assert math.isclose(unseen, want, rel_tol=1e-9), (
         f"'home' is only ever followed by </s>: P(cat | home) = d * 1 / 1 * P_1(cat) = {want:.6f}, got {unseen}")
+    never = candidate(_ENGLISH, "zebra", "cat", 0.75)
+    want = NGramLM(2, "kneser-ney").fit(_ENGLISH).prob("cat", ["zebra"])
+    assert math.isclose(never, want, rel_tol=1e-9), (
+        f"'zebra' never occurs in training: with c(zebra) = 0 the bigram term is empty and all the mass goes to the "
+        f"lower order, P(cat | zebra) = P_1(cat) = {want:.6f}, got {never}")
     return 3
 
 
