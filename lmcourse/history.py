@@ -174,7 +174,7 @@ SCALE: list[ModelScale] = [
     ModelScale("ELECTRA-Large", "ELECTRA", _PLM, "Clark2020",
                parameters=335_000_000,
                tokens=1_750_000 * 2_048 * 512, bound="at most",
-               source="parameters: Table 2 (335M); tokens: Section 3.3's ELECTRA-1.75M, 1.75M steps "
+               source="parameters: Table 2 (335M); tokens: Section 3.4's ELECTRA-1.75M, 1.75M steps "
                       "of batches of 2,048 sequences, of at most 512 tokens (Table 6's maximum "
                       "sequence length)"),
     ModelScale("T5-11B", "T5", _PLM, "Raffel2020",
