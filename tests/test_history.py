@@ -202,8 +202,11 @@ def test_the_introductions_counts_gaps_and_ratios_follow_from_the_data():
     electra = model("ELECTRA-Large")
     assert abs(electra.parameters / bert_large.parameters - 1) < 0.05 and 0.8 < electra.tokens / roberta.tokens < 1
     assert "ELECTRA-Large, of BERT-large's size too, read nearly as many as RoBERTa" in PROSE
-    assert min(m.tokens / m.parameters for m in (roberta, electra, model("ALBERT-xxlarge"))) > 1000
-    assert "thousands for RoBERTa, ALBERT-xxlarge and ELECTRA-Large" in PROSE
+    glove = model("GloVe")
+    assert round(glove.tokens / glove.parameters) == 25 and "about 25 for GloVe" in PROSE
+    assert all(5000 < m.tokens / m.parameters < 6000 for m in (roberta, electra))
+    assert model("ALBERT-xxlarge").tokens / model("ALBERT-xxlarge").parameters > 13000
+    assert "5,000 to 6,000 for ELECTRA-Large and RoBERTa and over 13,000 for ALBERT-xxlarge" in PROSE
     albert = model("ALBERT-xxlarge")
     assert albert.parameters < bert_large.parameters and albert.tokens > roberta.tokens
     assert "ALBERT-xxlarge, with fewer parameters than BERT-large, read more still" in PROSE
@@ -211,7 +214,7 @@ def test_the_introductions_counts_gaps_and_ratios_follow_from_the_data():
     assert 50 < t5.tokens / t5.parameters < 150 and gpt3.tokens / gpt3.parameters < 2
     assert "T5-11B read about a hundred tokens per parameter and GPT-3 under two" in PROSE
     assert all(m.tokens / m.parameters < 10 for m in SCALE[:2]) and 100 < bert_large.tokens / bert_large.parameters
-    assert "a few tokens per parameter for the NNLM and word2vec, over a hundred for BERT" in PROSE
+    assert "a few tokens per parameter for the NNLM and word2vec, about 25 for GloVe, over a hundred for BERT" in PROSE
     assert f"word2vec's {in_words(model('word2vec skip-gram').parameters)} parameters" in PROSE
 
 
