@@ -34,7 +34,7 @@ MIN_COUNT = 3
 WORD2VEC_COMMON = dict(dim=50, negative=5, sample=1e-3)
 WORD2VEC_BUDGETS = {"skip-gram": dict(sg=True, window=2, epochs=10, lr=0.1, batch_size=2048),
                     "CBOW": dict(sg=False, window=5, epochs=15, lr=0.1, batch_size=1024)}
-GLOVE = dict(dim=30, epochs=7, lr=0.1, batch_size=16384, x_max=10.0)
+GLOVE = dict(dim=50, epochs=100, lr=0.05, x_max=10.0)      # glove.c's per-cell AdaGrad (chapter 3)
 COOCCURRENCE_WINDOW = 5
 PPMI_DIM = 50
 METHODS = ("skip-gram", "gensim skip-gram", "CBOW", "gensim CBOW", "GloVe", "PPMI+SVD", "random vectors")

@@ -1,14 +1,16 @@
 """Using word vectors: cosine similarity, nearest neighbours, analogies, and the standard benchmarks.
 
 Benchmarks are scored only on the pairs (or questions) whose words all have vectors; how many were
-covered is reported beside every score, because a small corpus misses many benchmark words.
+covered is reported beside every score, because a small corpus misses many benchmark words. Scores
+on a hundred pairs are noisy: :func:`bootstrap_spearman` resamples the pairs to put an interval on
+them, and compares models on the same resampled pairs.
 """
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from scipy.stats import spearmanr
+from scipy.stats import rankdata, spearmanr
 
 from lmcourse.validate import check_int, check_nonempty, check_type
 
@@ -86,7 +88,8 @@ def analogy_scores(unit: np.ndarray, abc: np.ndarray, method: str = "add") -> np
     word ids ``abc`` (Q, 3) -> (Q, n), with a, b and c themselves set to -inf.
 
     3CosAdd (Mikolov et al. 2013): cos(d, b - a + c) = (cos(d, b) - cos(d, a) + cos(d, c)) / |b - a + c|.
-    3CosMul (Levy and Goldberg 2014): cos'(d, b) cos'(d, c) / (cos'(d, a) + 1e-3) with
+    3CosMul (Levy and Goldberg, CoNLL 2014, "Linguistic Regularities in Sparse and Explicit Word
+    Representations"): cos'(d, b) cos'(d, c) / (cos'(d, a) + 1e-3) with
     cos' = (1 + cos) / 2 in [0, 1], so that no single large similarity dominates the sum.
     """
     if method not in ("add", "mul"):
@@ -192,3 +195,41 @@ def evaluate_analogies(wv: WordVectors, questions: Sequence[tuple[str, str, str,
             right = scores[np.arange(len(block)), block[:, 3]]                       # (q,)
             ranks += (1 + (scores > right[:, None]).sum(1)).tolist()
     return AnalogyScore(len(questions), ranks, [q[0] for q in covered])
+
+
+def bootstrap_spearman(models: dict[str, Sequence[WordVectors]], pairs: Sequence[tuple[str, str, float]],
+                       draws: int = 2000, seed: int = 0) -> tuple[dict[str, float], dict[str, np.ndarray], int]:
+    """Spearman's rho of every model on ``draws`` bootstrap resamples of the pairs that *all* models
+    cover, the same resamples for every model, so that differences between models are paired.
+
+    models: name -> one or more tables (e.g. one per training seed); a model's value on a resample is
+    the mean of its tables' rho. Returns ({name: rho on the shared pairs themselves}, {name: (draws,)
+    rho on the resamples}, number of shared pairs). The
+    2.5th and 97.5th percentiles of a model's draws are its 95% interval; those of the difference
+    of two models' draws, the interval of their difference on the same pairs.
+    """
+    check_nonempty(models, "models")
+    check_nonempty(pairs, "pairs")
+    check_int(draws, "draws", minimum=1)
+    check_int(seed, "seed", minimum=0)
+    for name, tables in models.items():
+        check_nonempty(tables, f"models[{name!r}]")
+        for wv in tables:
+            check_type(wv, f"models[{name!r}]", WordVectors)
+    shared = [(a, b, h) for a, b, h in pairs if all(a in wv and b in wv for ts in models.values() for wv in ts)]
+    if len(shared) < 3:
+        raise ValueError(f"pairs: the models share only {len(shared)} covered pairs, need at least 3")
+    picks = np.random.default_rng(seed).integers(len(shared), size=(draws, len(shared)))   # (draws, P)
+    human = rankdata(np.array([h for _, _, h in shared])[picks], axis=1)                    # (draws, P)
+    human -= human.mean(1, keepdims=True)
+
+    def rho(cosines: np.ndarray) -> np.ndarray:                         # (P,) -> (draws,)
+        ranks = rankdata(cosines[picks], axis=1)
+        ranks -= ranks.mean(1, keepdims=True)
+        return (ranks * human).sum(1) / np.sqrt((ranks ** 2).sum(1) * (human ** 2).sum(1))
+
+    cosines = {name: [np.array([wv.similarity(a, b) for a, b, _ in shared]) for wv in tables]
+               for name, tables in models.items()}
+    estimates = {name: float(np.mean([spearmanr(c, [h for _, _, h in shared]).statistic for c in cs]))
+                 for name, cs in cosines.items()}
+    return estimates, {name: np.mean([rho(c) for c in cs], axis=0) for name, cs in cosines.items()}, len(shared)

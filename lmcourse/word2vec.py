@@ -23,7 +23,7 @@ Python function :func:`word2vec_c_epoch`, which numba compiles to machine code o
 import functools
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -76,16 +76,14 @@ class Word2Vec(nn.Module):
 @torch.no_grad()
 def sgd_step(model: Word2Vec, inputs: torch.Tensor, input_mask: torch.Tensor, targets: torch.Tensor,
              lr: float) -> torch.Tensor:
-    """One SGD step on a batch, each example moved by its own word2vec.c update for
-    :meth:`Word2Vec.forward`'s loss. Returns the batch's mean loss before the step.
+    """One SGD step on a batch for :meth:`Word2Vec.forward`'s loss, each example moved by its own
+    word2vec.c update, in place. Returns the batch's mean loss before the step.
 
-    With s_j = u_{t_j} . h and label y_0 = 1, y_k = 0 for the negatives, the gradients are
-    d loss / d s_j = sigma(s_j) - y_j, so with g_j = lr (y_j - sigma(s_j)) the update is
-    u_{t_j} += g_j h and, for every input word, v += sum_j g_j u_{t_j}.
-    For skip-gram (one input word) this is exactly SGD on the loss. For CBOW, where h averages n
-    context vectors, the exact gradient would give each of them 1/n of that step; word2vec.c (and
-    gensim with ``cbow_mean=1``) add the whole of it (``neu1e``) to every context word, and so do we.
-    Repeated words in a batch add their updates, as summed per-example SGD steps would.
+    inputs (B, L) ids with input_mask (B, L) bool (L = 1 for skip-gram, the context words for CBOW);
+    targets (B, 1 + K) ids, the observed word first, then the K negatives; lr the step size.
+    For CBOW every context word receives the whole update of their mean h (``neu1e``), as in
+    word2vec.c and gensim with ``cbow_mean=1``, not 1/n of it. Repeated words in a batch add their
+    updates, as summed per-example SGD steps would.
     """
     check_type(model, "model", Word2Vec)
     _check_batch(model, inputs, input_mask, targets)
@@ -105,7 +103,7 @@ def sgd_step(model: Word2Vec, inputs: torch.Tensor, input_mask: torch.Tensor, ta
     labels[:, 0] = 1.0
     g = lr * (labels - torch.sigmoid(scores))                                        # (B, 1+K)
     neu1e = (g.unsqueeze(-1) * u).sum(1)                                             # sum_j g_j u_j: (B, d)
-    # scatter-adds (index_put_ with accumulate: several times faster than index_add_ on CPU)
+    # scatter-adds (index_put_ with accumulate: faster than index_add_ on CPU; the Performance page times both)
     W_out.index_put_((targets.reshape(-1),), (g.unsqueeze(-1) * h.unsqueeze(1)).view(-1, d), accumulate=True)
     if skip_gram:
         W_in.index_put_((inputs[:, 0],), neu1e, accumulate=True)
@@ -354,7 +352,8 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
                    dim: int = 100, window: int = 5, negative: int = 5, sample: float = 1e-3,
                    epochs: int = 5, lr: float | None = None, min_lr_fraction: float = 1e-4,
                    batch_size: int = 1024, seed: int = 0, engine: str = "tensor", workers: int = 1,
-                   device: str | torch.device = DEFAULT_DEVICE) -> tuple[Word2Vec, History]:
+                   device: str | torch.device = DEFAULT_DEVICE,
+                   on_epoch: Callable[[int, Word2Vec], None] | None = None) -> tuple[Word2Vec, History]:
     """Train skip-gram (``sg=True``) or CBOW with negative sampling on sentences of word ids.
 
     lr: the per-example SGD step of the original (default 0.025 for skip-gram, 0.05 for CBOW),
@@ -367,6 +366,7 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
     ``workers`` > 1 (compiled engine only) trains blocks of about 10,000 words side by side in
     threads, each on its own copy of the tables, and adds up their updates after every block: as
     reproducible (for the same ``workers``), but no longer word2vec.c's single sequence of updates.
+    ``on_epoch(epoch, model)``, if given, is called after every epoch (1-based), e.g. to record snapshots.
     Returns the model (``model.vectors`` are the embeddings) and the training history.
     """
     check_nonempty(sentences, "sentences")
@@ -382,6 +382,8 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
     check_int(workers, "workers", minimum=1)
     if workers > 1 and engine != "compiled":
         raise ValueError(f"workers > 1 needs engine='compiled', got engine={engine!r}")
+    if on_epoch is not None and not callable(on_epoch):
+        raise TypeError(f"on_epoch must be callable, got {type(on_epoch).__name__}")
     ids = torch.tensor([i for s in sentences for i in s], dtype=torch.long)           # (N,)
     if len(ids) < 2:
         raise ValueError("sentences must hold at least 2 words in total")
@@ -392,7 +394,8 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
     if engine == "compiled":
         return _train_compiled(sentences, ids, keep, table, vocab_size, sg=sg, dim=dim, window=window,
                                negative=negative, epochs=epochs, lr=lr, min_lr_fraction=min_lr_fraction,
-                               batch_size=batch_size, seed=seed, workers=workers, device=device)
+                               batch_size=batch_size, seed=seed, workers=workers, device=device,
+                               on_epoch=on_epoch)
     sent = torch.repeat_interleave(torch.arange(len(sentences)), torch.tensor([len(s) for s in sentences]))  # (N,)
     generator = torch.Generator().manual_seed(seed)
 
@@ -406,7 +409,7 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
     if progress_enabled():
         from tqdm.auto import tqdm
         bar = tqdm(total=round(total_steps), desc="word2vec")
-    for _ in range(epochs):
+    for epoch in range(1, epochs + 1):
         kept = torch.rand(len(ids), generator=generator, dtype=torch.float64) < keep[ids]
         inputs, mask, outputs = window_examples(ids[kept], sent[kept], window, not sg, generator)
         order = torch.randperm(len(outputs), generator=generator)                    # shuffle once
@@ -420,6 +423,8 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
             history.train_loss.append(loss.item())
             if bar is not None:
                 bar.update(1)
+        if on_epoch is not None:
+            on_epoch(epoch, model)
     if bar is not None:
         bar.close()
     return model, history
@@ -428,7 +433,7 @@ def train_word2vec(sentences: Sequence[Sequence[int]], vocab_size: int, *, sg: b
 def _train_compiled(sentences, ids: torch.Tensor, keep: torch.Tensor, table: torch.Tensor, vocab_size: int, *,
                     sg: bool, dim: int, window: int, negative: int, epochs: int, lr: float,
                     min_lr_fraction: float, batch_size: int, seed: int, workers: int,
-                    device: str | torch.device) -> tuple[Word2Vec, History]:
+                    device: str | torch.device, on_epoch=None) -> tuple[Word2Vec, History]:
     """``train_word2vec(engine="compiled")``: the same initial model, then :func:`word2vec_c_epoch` over
     the corpus every epoch; with ``workers`` > 1, over blocks of sentences, ``workers`` blocks at a time."""
     epoch_fn = _compiled_epoch()
@@ -468,6 +473,8 @@ def _train_compiled(sentences, ids: torch.Tensor, keep: torch.Tensor, table: tor
         for epoch in epoch_range:
             if workers == 1:
                 history.train_loss.extend(train(epoch, 0, blocks[0], (W_in, W_out)))
+                if on_epoch is not None:
+                    on_epoch(epoch + 1, model)
                 continue
             for i in range(0, len(blocks), workers):             # a round: one block per worker
                 round_blocks = blocks[i:i + workers]
@@ -484,6 +491,8 @@ def _train_compiled(sentences, ids: torch.Tensor, keep: torch.Tensor, table: tor
                 for A_in, A_out in round_copies:                  # added up in worker order
                     W_in += A_in
                     W_out += A_out
+            if on_epoch is not None:
+                on_epoch(epoch + 1, model)
     return model.to(device), history
 
 

@@ -4,7 +4,7 @@ import scipy.sparse as sp
 import torch
 
 from lmcourse.cooccurrence import cooccurrence_matrix, ppmi, svd_embeddings
-from lmcourse.glove import GloVe, glove_weight, train_glove
+from lmcourse.glove import GloVe, _compiled_epoch, glove_adagrad_epoch, glove_weight, train_glove
 
 SENTENCES = [[0, 1, 2, 1], [2, 3], [4]]
 
@@ -55,9 +55,60 @@ def test_glove_loss_matches_formula():
 
 def test_glove_training_fits_log_counts():
     counts = cooccurrence_matrix([[0, 1, 2, 3, 0, 1, 2, 3], [4, 5, 4, 5, 4]] * 5, 6, window=2)
-    model, history = train_glove(counts, dim=8, epochs=200, lr=0.1, batch_size=64, seed=0)
+    seen = []
+    model, history = train_glove(counts, dim=8, epochs=200, lr=0.1, x_max=10.0, seed=0,
+                                 on_epoch=lambda epoch, m: seen.append(epoch))
     assert history.train_loss[-1] < 0.05 * history.train_loss[0]
-    assert model.vectors.shape == (6, 8)
+    assert model.vectors.shape == (6, 8) and seen == list(range(1, 201))
+    again, _ = train_glove(counts, dim=8, epochs=200, lr=0.1, x_max=10.0, seed=0)
+    assert torch.equal(model.vectors, again.vectors)                  # reproducible from the seed
+
+
+def _glove_state(seed):
+    torch.manual_seed(seed)
+    model = GloVe(5, 3, x_max=10.0)
+    for table in (model.w, model.w_ctx, model.b, model.b_ctx):
+        torch.nn.init.normal_(table.weight, std=0.5)
+    return model
+
+
+def test_one_adagrad_step_matches_autograd():
+    """glove.c's per-cell update against autograd's gradient of f(X) e^2 / 2 and AdaGrad written out."""
+    model = _glove_state(0)
+    params = [t.weight.detach().double().requires_grad_() for t in (model.w, model.w_ctx, model.b, model.b_ctx)]
+    w, w_ctx, b, b_ctx = params
+    i, j, x, lr, x_max = 1, 3, 4.0, 0.05, 10.0
+    err = w[i] @ w_ctx[j] + b[i, 0] + b_ctx[j, 0] - np.log(x)
+    (0.5 * (x / x_max) ** 0.75 * err ** 2).backward()
+    sums = [torch.full_like(p, 2.0) for p in params]                  # AdaGrad sums part-way through training
+    expected = [p.detach() - lr * p.grad / s.sqrt() for p, s in zip(params, sums)]
+    expected_sums = [s + (lr * p.grad) ** 2 for p, s in zip(params, sums)]
+    for epoch_fn in (glove_adagrad_epoch, _compiled_epoch()):
+        arrays = [t.weight.data.numpy().copy() for t in (model.w, model.w_ctx)]
+        arrays += [t.weight.data.numpy()[:, 0].copy() for t in (model.b, model.b_ctx)]
+        acc = [np.full_like(a, 2.0) for a in arrays]
+        loss = epoch_fn(np.array([i]), np.array([j]), np.array([x], np.float32), np.array([0]), *arrays, *acc,
+                        np.float32(x_max), np.float32(0.75), np.float32(lr))
+        assert float(loss) == pytest.approx(((x / x_max) ** 0.75 * err ** 2).item(), rel=1e-5)
+        for got, want in zip(arrays + acc, expected + expected_sums):
+            np.testing.assert_allclose(got, want.numpy().reshape(got.shape), rtol=1e-5, atol=1e-6)
+
+
+def test_compiled_epoch_matches_the_python_loop():
+    counts = sp.coo_matrix(cooccurrence_matrix([[0, 1, 2, 3, 4, 0, 2, 4, 1, 3]] * 3, 5, window=3))
+    order = np.random.default_rng(0).permutation(counts.nnz)
+    runs = []
+    for epoch_fn in (glove_adagrad_epoch, _compiled_epoch()):
+        model = _glove_state(1)
+        arrays = [t.weight.data.numpy().copy() for t in (model.w, model.w_ctx)]
+        arrays += [t.weight.data.numpy()[:, 0].copy() for t in (model.b, model.b_ctx)]
+        acc = [np.ones_like(a) for a in arrays]
+        for _ in range(3):
+            epoch_fn(counts.row.astype(np.int64), counts.col.astype(np.int64), counts.data.astype(np.float32),
+                     order, *arrays, *acc, np.float32(10.0), np.float32(0.75), np.float32(0.05))
+        runs.append(arrays + acc)
+    for python, compiled in zip(*runs):     # the last bits of float32 pow and log may differ
+        np.testing.assert_allclose(python, compiled, rtol=1e-5, atol=1e-7)
 
 
 def test_bad_inputs():

@@ -1,9 +1,10 @@
 import numpy as np
 import pytest
 from gensim.models import KeyedVectors
+from scipy.stats import spearmanr
 
 from lmcourse.data import analogy_questions, gensim_data_path, wordsim353
-from lmcourse.similarity import WordVectors, evaluate_analogies, evaluate_similarity
+from lmcourse.similarity import WordVectors, bootstrap_spearman, evaluate_analogies, evaluate_similarity
 
 
 def random_vectors(words, dim=20, seed=0):
@@ -113,3 +114,25 @@ def test_three_cos_mul_matches_gensim_and_ranks_count_words_above_the_answer():
     assert score.by_section == {"s1": (0, 1), "s2": (1, 1)} and score.covered == 2 and score.total == 3
     with pytest.raises(ValueError, match="method must be"):
         evaluate_analogies(ours, questions, method="sub")
+
+
+def test_bootstrap_spearman_resamples_the_shared_pairs():
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(30)]
+    a = WordVectors(rng.normal(size=(30, 4)), words)
+    b = WordVectors(rng.normal(size=(29, 4)), words[:29])               # lacks w29
+    pairs = [(words[i], words[j], float(rng.random())) for i, j in rng.integers(30, size=(60, 2)) if i != j]
+    estimates, draws, n = bootstrap_spearman({"a": [a], "b": [b, a]}, pairs, draws=50, seed=1)
+    shared = [p for p in pairs if "w29" not in p[:2]]
+    assert n == len(shared) and draws["a"].shape == (50,)
+    # one draw, recomputed with scipy: the resample of the first draw
+    picks = np.random.default_rng(1).integers(n, size=(50, n))[0]
+    cos = [a.similarity(shared[k][0], shared[k][1]) for k in picks]
+    expected = spearmanr(cos, [shared[k][2] for k in picks]).statistic
+    assert draws["a"][0] == pytest.approx(expected, abs=1e-12)
+    assert np.allclose(draws["b"], (draws["a"] + bootstrap_spearman({"b": [b]}, shared, draws=50, seed=1)[1]["b"]) / 2)
+    assert estimates["a"] == pytest.approx(evaluate_similarity(a, shared).spearman)
+    with pytest.raises(ValueError, match="models"):
+        bootstrap_spearman({}, pairs)
+    with pytest.raises(ValueError, match="pairs"):
+        bootstrap_spearman({"a": [a]}, pairs[:1])

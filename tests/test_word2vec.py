@@ -402,3 +402,49 @@ def test_compiled_engine_on_two_workers_is_reproducible_and_learns():
     assert not torch.equal(a.in_embed.weight, one.in_embed.weight)      # not word2vec.c's single sequence
     within, across = topic_cosines(a, vocab)
     assert within > across + 0.5
+
+
+def test_word2vec_is_blind_to_word_order_inside_the_window():
+    """CBOW's loss and skip-gram's (centre, context) pairs do not change when the context is reordered."""
+    set_seed(0)
+    model = Word2Vec(10, 4)
+    torch.nn.init.normal_(model.out_embed.weight)
+    ctx, mask, targets = torch.tensor([[1, 2, 3, 4]]), torch.ones(1, 4, dtype=torch.bool), torch.tensor([[5, 6, 7]])
+    assert model(ctx, mask, targets).item() == pytest.approx(model(ctx[:, [3, 1, 0, 2]], mask, targets).item(),
+                                                             abs=1e-6)
+    words = torch.tensor([11, 12, 13, 14, 15])
+
+    def centre_pairs(seq):
+        inputs, _, outputs = window_examples(seq, torch.zeros(5, dtype=torch.long), 2, cbow=False, generator=None)
+        return sorted((i, o) for i, o in zip(inputs[:, 0].tolist(), outputs.tolist()) if i == 13)
+
+    assert centre_pairs(words) == centre_pairs(words[[4, 3, 2, 1, 0]]) == [(13, 11), (13, 12), (13, 14), (13, 15)]
+
+
+def test_shrinking_the_window_only_removes_pairs():
+    ids, sent = torch.arange(12), torch.zeros(12, dtype=torch.long)
+    full = window_examples(ids, sent, 3, cbow=False, generator=None)
+    full_pairs = set(zip(full[0][:, 0].tolist(), full[2].tolist()))
+    for seed in range(5):
+        shrunk = window_examples(ids, sent, 3, cbow=False, generator=torch.Generator().manual_seed(seed))
+        assert set(zip(shrunk[0][:, 0].tolist(), shrunk[2].tolist())) <= full_pairs
+
+
+def test_the_power_three_quarters_damps_frequent_words_and_boosts_rare_ones():
+    counts = torch.tensor([1000, 100, 10, 1])
+    unigram = counts.double() / counts.sum()
+    noise = noise_distribution(counts)
+    assert noise[0] < unigram[0] and noise[-1] > unigram[-1]
+
+
+@pytest.mark.parametrize("engine", ["tensor", "compiled"])
+def test_on_epoch_sees_every_epoch_and_changes_nothing(engine):
+    vocab, ids = encode_corpus(SENTENCES, min_count=1)
+    seen = []
+    model, _ = train_word2vec(ids, len(vocab), dim=8, epochs=3, seed=0, engine=engine,
+                              on_epoch=lambda epoch, m: seen.append((epoch, m.vectors.clone())))
+    plain, _ = train_word2vec(ids, len(vocab), dim=8, epochs=3, seed=0, engine=engine)
+    assert [e for e, _ in seen] == [1, 2, 3]
+    assert torch.equal(seen[-1][1], model.vectors) and torch.equal(plain.vectors, model.vectors)
+    with pytest.raises(TypeError, match="on_epoch"):
+        train_word2vec(ids, len(vocab), epochs=1, on_epoch=3)

@@ -18,6 +18,7 @@ from lmcourse.diagrams._drawing import (
     _dot,
     _edge,
     _grid,
+    _node,
     _spread,
     _stack,
     _text,
@@ -84,6 +85,49 @@ def transformer_layers(*, shapes: bool = True) -> Figure:
           "gives LayerNorm(x + Sublayer(x)). GPT-2 and most\n"
           "later models use pre-LN: x + Sublayer(LayerNorm(x)).\n"
           "The residual path carries x past every sub-layer.", size=SMALL, ha="left")
+    return fig
+
+
+@diagram
+def transformer_model(*, shapes: bool = True) -> Figure:
+    """Vaswani et al. (2017), the whole model: token embeddings scaled by sqrt(d_model) plus positional
+    encodings, N encoder layers, N decoder layers whose cross-attention reads the encoder's output, and
+    a linear layer and softmax over the target vocabulary."""
+    check_type(shapes, "shapes", bool)
+    fig, ax = _canvas(9.0, 8.8)
+    _text(ax, 4.5, 8.5, "The Transformer, the whole model (read from the bottom)", size=TITLE, bold=True)
+    ex, dx, w = 2.3, 6.5, 3.0
+
+    def shape(text: str) -> str:
+        return text if shapes else ""
+
+    for x, name, ids in ((ex, "source tokens", "(B, S)"), (dx, "target tokens, shifted right (BOS first)", "(B, T)")):
+        tokens = _box(ax, x, 0.45, w, 0.45, name, "input", size=SMALL)
+        embed = _box(ax, x, 1.45, w, 0.5, "Embedding (V, d_model), × √d_model", "embedding", size=SMALL)
+        _edge(ax, tokens.top, embed.bottom, shape(ids + " ids"), side="right")
+        plus = _node(ax, x, 2.45, "+")
+        _edge(ax, embed.top, plus.bottom, shape(ids[:-1] + ", d_model)"), side="right")
+        pe_x = x - 1.05 if x < 4.5 else x + 1.05
+        pe = _box(ax, pe_x, 2.45, 1.1, 0.5, "positional\nencoding", "embedding", size=SMALL)
+        _arrow(ax, pe.right if x < 4.5 else pe.left, plus.left if x < 4.5 else plus.right)
+    encoder = _stack(ax, ex, 4.0, w, 1.5, "Encoder layer × N\nself-attention, Add & Norm\n"
+                     "feed-forward, Add & Norm", "attention", size=SMALL)
+    decoder = _stack(ax, dx, 4.3, w, 2.1, "Decoder layer × N\nmasked self-attention, Add & Norm\n"
+                     "cross-attention, Add & Norm\nfeed-forward, Add & Norm", "attention", size=SMALL)
+    _edge(ax, (ex, 2.62), encoder.bottom, shape("(B, S, d_model)"), side="right")
+    _edge(ax, (dx, 2.62), decoder.bottom, shape("(B, T, d_model)"), side="right")
+    _arrow(ax, encoder.top, (ex, 5.6), (4.3, 5.6), (4.3, 4.3), decoder.left)
+    _text(ax, ex - 0.05, 5.68, "encoder output" + shape(" (B, S, d_model)"), size=SMALL, ha="left", va="bottom")
+    _text(ax, ex + 0.1, 5.3, "K and V of every cross-attention", size=SMALL, ha="left")
+    linear = _box(ax, dx, 6.1, w, 0.5, "Linear d_model → V", "output", size=SMALL)
+    softmax = _box(ax, dx, 6.95, w, 0.45, "softmax", "output", size=SMALL)
+    out = _box(ax, dx, 7.8, w, 0.45, "P(next target token)", "output", size=SMALL)
+    _edge(ax, decoder.top, linear.bottom, shape("(B, T, d_model)"), side="right")
+    _edge(ax, linear.top, softmax.bottom, shape("(B, T, V)"), side="right")
+    _arrow(ax, softmax.top, out.bottom)
+    _text(ax, 0.25, 7.5, "Base model of the paper: N = 6, d_model = 512,\nh = 8 heads, d_ff = 2048, 65M parameters;\n"
+          "the two embeddings and the output Linear share\none weight matrix (one subword vocabulary).",
+          size=SMALL, ha="left")
     return fig
 
 

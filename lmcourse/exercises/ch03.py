@@ -1,50 +1,33 @@
 """Checks for the exercises of chapter 3 (word embeddings)."""
-import math
-
 import numpy as np
 import torch
 
 from lmcourse.similarity import analogy_scores
 
-__all__ = ["cosine", "sgns_gradient", "three_cos_mul"]
+__all__ = ["hs_gradient", "three_cos_mul"]
 
 
-def cosine(candidate) -> int:
-    """candidate(u, v) -> cosine similarity of two 1-D NumPy vectors, a float in [-1, 1]."""
-    one_hot = np.eye(8)
-    got = candidate(one_hot[0], one_hot[7])
-    assert math.isclose(got, 0.0, abs_tol=1e-12), f"two different one-hot vectors have cosine 0, got {got}"
-    u = np.array([10.0, 12.0, 19.0])
-    for v, want in ((3 * u, 1.0), (-u, -1.0)):
-        got = candidate(u, v)
-        assert math.isclose(got, want, rel_tol=1e-9), (
-            f"cos(u, {v.tolist()}) must be {want} (length must not matter), got {got}: divide by both norms")
-    rng = np.random.default_rng(0)
-    for _ in range(5):
-        a, b = rng.normal(size=5), rng.normal(size=5)
-        want = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
-        got = candidate(a, b)
-        assert math.isclose(got, want, rel_tol=1e-9), f"cos({a.round(2)}, {b.round(2)}) = {want:.6f}, got {got}"
-    return 3
-
-
-def sgns_gradient(candidate) -> int:
-    """candidate(h (d,), u_pos (d,), u_neg (K, d)) -> (grad_h, grad_u_pos, grad_u_neg): the gradients of
-    L = -log sigma(u_pos . h) - sum_k log sigma(-u_neg[k] . h), checked against autograd."""
-    rng = np.random.default_rng(3)
-    for trial, (d, k) in enumerate([(4, 1), (6, 3), (10, 5)]):
-        h, u_pos, u_neg = rng.normal(size=d), rng.normal(size=d), rng.normal(size=(k, d))
-        th, tp, tn = (torch.tensor(a, requires_grad=True) for a in (h, u_pos, u_neg))
-        loss = -torch.nn.functional.logsigmoid(tp @ th) - torch.nn.functional.logsigmoid(-(tn @ th)).sum()
+def hs_gradient(candidate) -> int:
+    """candidate(h (d,), node_vectors (n, d), code list of 0/1 turns, point list of inner-node ids) ->
+    (grad_h (d,), grad_nodes (n, d)): the gradients of the hierarchical-softmax loss
+    L = -sum_j log sigma((1 - 2 code_j) node_vectors[point_j] . h), checked against autograd
+    (rows of grad_nodes off the path are 0)."""
+    rng = np.random.default_rng(5)
+    for trial, (d, n, code, point) in enumerate([(3, 4, [1], [2]), (5, 7, [0, 1, 1], [6, 2, 0]),
+                                                 (8, 12, [1, 0, 0, 1, 1], [11, 7, 3, 9, 1])]):
+        h, nodes = rng.normal(size=d), rng.normal(size=(n, d))
+        th, tn = torch.tensor(h, requires_grad=True), torch.tensor(nodes, requires_grad=True)
+        signs = torch.tensor([1.0 - 2 * c for c in code], dtype=torch.float64)
+        loss = -torch.nn.functional.logsigmoid(signs * (tn[point] @ th)).sum()
         loss.backward()
-        got = candidate(h.copy(), u_pos.copy(), u_neg.copy())
-        assert isinstance(got, tuple) and len(got) == 3, "return a tuple (grad_h, grad_u_pos, grad_u_neg)"
-        for name, value, want in zip(("grad_h", "grad_u_pos", "grad_u_neg"), got, (th.grad, tp.grad, tn.grad)):
+        got = candidate(h.copy(), nodes.copy(), list(code), list(point))
+        assert isinstance(got, tuple) and len(got) == 2, "return a tuple (grad_h, grad_nodes)"
+        for name, value, want in zip(("grad_h", "grad_nodes"), got, (th.grad, tn.grad)):
             value = np.asarray(value.detach() if isinstance(value, torch.Tensor) else value, dtype=np.float64)
             assert value.shape == tuple(want.shape), f"{name} must have shape {tuple(want.shape)}, got {value.shape}"
             assert np.allclose(value, want.numpy(), atol=1e-8), (
                 f"test {trial + 1}: {name} differs from autograd's by up to {np.abs(value - want.numpy()).max():.3g}; "
-                "remember d/ds [-log sigma(s)] = sigma(s) - 1 and d/ds [-log sigma(-s)] = sigma(s)")
+                "remember d/dx [-log sigma(x)] = sigma(x) - 1 and the sign (1 - 2 code_j) of each turn")
     return 3
 
 
