@@ -165,3 +165,30 @@ def train_tracking_gradients(model: nn.Module, loss_fn, batches, lr: float,
             break
         optimizer.step()
     return losses, norms
+
+
+def loss_along_gradient(model: nn.Module, loss_fn, batch, distances) -> tuple[torch.Tensor, float]:
+    """The loss on ``batch`` after moving the weights a distance s down the gradient, for each s.
+
+    The gradient g of ``loss_fn(model, batch)`` is taken at the current weights; the loss is then
+    evaluated at theta - s * g / ||g|| for every s in ``distances`` (s = 0 is the current loss), and the
+    weights are put back. A plain SGD step with learning rate lr goes a distance lr * ||g||; clipped
+    at norm tau it goes at most lr * tau. Returns (losses (K,) for the K distances, ||g||).
+    """
+    check_type(model, "model", nn.Module)
+    distances = torch.as_tensor(distances, dtype=torch.float32)
+    if distances.ndim != 1 or len(distances) == 0 or (distances < 0).any():
+        raise ValueError(f"distances must be a non-empty 1-D list of numbers >= 0, got {distances.tolist()}")
+    params = [p for p in model.parameters() if p.requires_grad]
+    grads = torch.autograd.grad(loss_fn(model, batch), params)
+    norm = torch.sqrt(sum((g ** 2).sum() for g in grads))
+    start = [p.detach().clone() for p in params]
+    losses = torch.empty(len(distances))
+    with torch.no_grad():
+        for k, s in enumerate(distances):
+            for p, p0, g in zip(params, start, grads, strict=True):
+                p.copy_(p0 - s * g / norm)
+            losses[k] = loss_fn(model, batch)
+        for p, p0 in zip(params, start, strict=True):
+            p.copy_(p0)
+    return losses, norm.item()

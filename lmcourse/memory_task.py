@@ -3,7 +3,7 @@
 A sequence is ``[s, n_1, ..., n_gap, ?]``: a signal symbol s (one of ``num_classes``), ``gap``
 noise symbols drawn at random, then a query symbol; the target is s. Nothing between the signal
 and the query says anything about it, so a model must carry it ``gap + 1`` steps. Guessing gives
-1 / num_classes.
+1 / num_classes. The classifiers are the course's RNN, LSTM and GRU, and Le et al.'s IRNN.
 """
 from dataclasses import dataclass
 
@@ -50,9 +50,38 @@ class MemoryTask:
         return torch.cat([y[:, None], noise, query], dim=1), y                                 # (B, gap + 2)
 
 
-class SequenceClassifier(nn.Module):
-    """Embedding -> Recurrent stack -> linear layer on the last hidden state.
+class IRNN(nn.Module):
+    """Le et al.'s (2015) IRNN: a ReLU RNN, h_t = relu(W_ih x_t + W_hh h_{t-1} + b), whose W_hh starts as
+    the identity and whose biases start at zero, so at first it carries its state unchanged. Input
+    weights start small (normal, sd ``input_std``). Runs torch's fused ReLU RNN.
 
+    forward(x (B, T, I)) -> (outputs (B, T, H), h_T (1, B, H)).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, input_std: float = 1e-3, device=DEFAULT_DEVICE):
+        super().__init__()
+        check_int(input_size, "input_size", minimum=1)
+        check_int(hidden_size, "hidden_size", minimum=1)
+        check_float(input_std, "input_std", minimum=0.0)
+        self.hidden_size = hidden_size
+        self.rnn = nn.RNN(input_size, hidden_size, nonlinearity="relu", batch_first=True, device=device)
+        with torch.no_grad():
+            self.rnn.weight_hh_l0.copy_(torch.eye(hidden_size))
+            self.rnn.weight_ih_l0.normal_(0.0, input_std)
+            self.rnn.bias_ih_l0.zero_()
+            self.rnn.bias_hh_l0.zero_()
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.rnn(x)                         # (B, T, I) -> (B, T, H), (1, B, H)
+
+
+CLASSIFIER_MODES = ("rnn", "lstm", "gru", "irnn")
+
+
+class SequenceClassifier(nn.Module):
+    """Embedding -> recurrent stack -> linear layer on the last hidden state.
+
+    ``mode`` is a :class:`lmcourse.rnn.Recurrent` mode, or "irnn" for Le et al.'s :class:`IRNN`.
     An LSTM starts with its forget gates at sigmoid(forget_bias) (see :func:`lmcourse.rnn.set_forget_bias`).
 
     forward(ids (B, T)) -> logits (B, num_classes).
@@ -64,8 +93,11 @@ class SequenceClassifier(nn.Module):
         check_int(vocab_size, "vocab_size", minimum=2)
         check_int(num_classes, "num_classes", minimum=2)
         check_int(embed_dim, "embed_dim", minimum=1)
+        if mode not in CLASSIFIER_MODES:
+            raise ValueError(f"mode must be one of {CLASSIFIER_MODES}, got {mode!r}")
         self.embedding = nn.Embedding(vocab_size, embed_dim, device=device)
-        self.rnn = Recurrent(mode, embed_dim, hidden_size, fast=fast, device=device)
+        self.rnn = (IRNN(embed_dim, hidden_size, device=device) if mode == "irnn"
+                    else Recurrent(mode, embed_dim, hidden_size, fast=fast, device=device))
         if mode == "lstm":
             set_forget_bias(self.rnn, forget_bias)
         self.head = nn.Linear(hidden_size, num_classes, device=device)
@@ -97,8 +129,8 @@ def init_orthogonal_(model: "SequenceClassifier", generator: torch.Generator | N
     factors), the idea behind identity and orthogonal initialisation (Le et al. 2015).
     """
     check_type(model, "model", SequenceClassifier)
-    if model.rnn.mode != "rnn":
-        raise ValueError(f"model must be a simple RNN classifier, got mode {model.rnn.mode!r}")
+    if not isinstance(model.rnn, Recurrent) or model.rnn.mode != "rnn":
+        raise ValueError(f"model must be a simple RNN classifier, got mode {getattr(model.rnn, 'mode', 'irnn')!r}")
     with torch.no_grad():
         for cell in model.rnn.cells:
             cell.weight_hh.copy_(scaled_orthogonal(cell.hidden_size, 1.0, generator))

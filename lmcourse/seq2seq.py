@@ -13,7 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from lmcourse.attention import AdditiveScore, attend
+from lmcourse.attention import AdditiveScore, GeneralScore, attend
 from lmcourse.validate import check_int, check_token_ids, check_type
 
 
@@ -68,6 +68,10 @@ class BahdanauSeq2Seq(nn.Module):
             real = real[:, :1]
         return h, real[:, None, :], torch.tanh(self.init_state(h_n[1]))     # backward final = state at j=1
 
+    def project_keys(self, h: torch.Tensor) -> torch.Tensor:
+        """annotations (B, S, 2H) -> U h_j (B, S, H), computed once per source."""
+        return self.score.U(h)
+
     def step(self, y_prev, state, h, mask, projected_keys):
         """One decoder step: y_prev (B,), state (B, H) -> (logits (B, V), new state, weights (B, S))."""
         emb = self.tgt_embed(y_prev)                                                   # (B, E)
@@ -81,7 +85,7 @@ class BahdanauSeq2Seq(nn.Module):
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor):
         check_token_ids(tgt_in, self.tgt_embed.num_embeddings, "tgt_in")
         h, mask, state = self.encode(src)
-        uk = self.score.U(h)                      # keys are projected once, reused at every step
+        uk = self.project_keys(h)                 # keys are projected once, reused at every step
         logits, weights = [], []
         for t in range(tgt_in.size(1)):           # teacher forcing: feed the true previous token
             lt, state, wt = self.step(tgt_in[:, t], state, h, mask, uk)
@@ -96,7 +100,7 @@ class BahdanauSeq2Seq(nn.Module):
         was_training = self.training
         self.eval()
         h, mask, state = self.encode(src)
-        uk = self.score.U(h)
+        uk = self.project_keys(h)
         ys = torch.full((src.size(0), 1), bos_id, dtype=torch.long, device=src.device)
         done = torch.zeros(src.size(0), dtype=torch.bool, device=src.device)
         weights = []
@@ -110,6 +114,45 @@ class BahdanauSeq2Seq(nn.Module):
                 break
         self.train(was_training)
         return ys, torch.stack(weights, 1)
+
+
+class LuongSeq2Seq(BahdanauSeq2Seq):
+    """The same encoder with Luong, Pham and Manning's (2015) global attention and input feeding.
+
+    Decoder step t: s_t = GRU([emb(y_{t-1}); a_{t-1}], s_{t-1}) (input feeding: the previous
+    attentional vector goes in, a_0 = 0); e_tj = s_t^T W_a h_j (the "general" score; the query is
+    the new state s_t, not s_{t-1}); alpha_t = softmax(e_t); c_t = sum_j alpha_tj h_j;
+    a_t = tanh(W_c [c_t; s_t]) (the attentional vector, Luong's h~_t); logits_t = W_s a_t.
+    The state carried from step to step is the pair (s_t, a_t).
+
+    forward(src (B, S), tgt_in (B, T)) -> (logits (B, T, tgt_vocab), weights (B, T, S)).
+    """
+
+    def __init__(self, src_vocab_size: int, tgt_vocab_size: int, d_embed: int = 32,
+                 d_hidden: int = 64, pad_id: int = 0):
+        super().__init__(src_vocab_size, tgt_vocab_size, d_embed, d_hidden, pad_id)
+        self.score = GeneralScore(d_hidden, 2 * d_hidden)
+        self.cell = nn.GRUCell(d_embed + d_hidden, d_hidden)
+        self.combine = nn.Linear(2 * d_hidden + d_hidden, d_hidden, bias=False)   # W_c
+        self.out = nn.Linear(d_hidden, tgt_vocab_size)                           # W_s
+
+    def encode(self, src: torch.Tensor):
+        """As the Bahdanau model's, with the state (s_0, a_0 = 0)."""
+        h, mask, state = super().encode(src)
+        return h, mask, (state, torch.zeros_like(state))
+
+    def project_keys(self, h: torch.Tensor) -> torch.Tensor:
+        """annotations (B, S, 2H) -> W_a h_j (B, S, H), so that e_tj = s_t . (W_a h_j)."""
+        return h @ self.score.W.T
+
+    def step(self, y_prev, state, h, mask, projected_keys):
+        """One decoder step: y_prev (B,), state (s (B, H), a (B, H)) -> (logits (B, V), new state, weights (B, S))."""
+        s, attentional = state
+        s = self.cell(torch.cat([self.tgt_embed(y_prev), attentional], -1), s)        # input feeding
+        scores = s[:, None, :] @ projected_keys.transpose(1, 2)                          # (B, 1, S)
+        context, weights = attend(scores, h, mask)                                     # (B, 1, 2H)
+        attentional = torch.tanh(self.combine(torch.cat([context.squeeze(1), s], -1)))   # (B, H)
+        return self.out(attentional), (s, attentional), weights.squeeze(1)
 
 
 def reversal_pairs(num_pairs: int, lengths, seed: int = 0, num_digits: int = 10):

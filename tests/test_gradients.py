@@ -113,3 +113,27 @@ def test_train_tracking_gradients_records_norms_and_clipping_bounds_the_step():
     assert clipped_norms[0] > 1e-3 and float(moved) == pytest.approx(0.1 * 1e-3, rel=1e-3)
     with pytest.raises(ValueError, match="lr"):
         train_tracking_gradients(a, lm_loss, batches, lr=0.0)
+
+
+def test_loss_along_gradient_matches_an_sgd_step_and_restores_the_weights():
+    from lmcourse.gradients import loss_along_gradient
+    from lmcourse.rnn import RecurrentLM, lm_loss
+
+    g = torch.Generator().manual_seed(0)
+    batch = (torch.randint(7, (4, 6), generator=g), torch.randint(7, (4, 6), generator=g))
+    torch.manual_seed(0)
+    model = RecurrentLM(7, 4, 8, mode="rnn")
+    start = [p.detach().clone() for p in model.parameters()]
+    losses, norm = loss_along_gradient(model, lm_loss, batch, [0.0, 0.01, 0.1 * 1.0])
+    assert all(torch.equal(p, s) for p, s in zip(model.parameters(), start))
+    assert losses[0].item() == pytest.approx(lm_loss(model, batch).item())
+    assert losses[1] < losses[0]                      # a short step down the gradient lowers the loss
+    # a distance of lr * ||g|| is exactly one plain SGD step with learning rate lr
+    lr = 0.5
+    stepped, _ = loss_along_gradient(model, lm_loss, batch, [lr * norm])
+    torch.optim.SGD(model.parameters(), lr=lr).zero_grad()
+    lm_loss(model, batch).backward()
+    torch.optim.SGD(model.parameters(), lr=lr).step()
+    assert stepped[0].item() == pytest.approx(lm_loss(model, batch).item(), rel=1e-5)
+    with pytest.raises(ValueError, match="distances"):
+        loss_along_gradient(model, lm_loss, batch, [-1.0])

@@ -75,3 +75,19 @@ def test_orthogonal_init_early_stopping_and_parameter_matching():
         train_on_gap("rnn", 2, init="identity")
     with pytest.raises(ValueError, match="stop_at"):
         train_on_gap("rnn", 2, stop_at=1.5)
+
+
+def test_irnn_starts_as_an_identity_relu_rnn_and_learns_a_short_gap():
+    from lmcourse.memory_task import IRNN, init_orthogonal_
+
+    irnn = IRNN(5, 6)
+    assert torch.equal(irnn.rnn.weight_hh_l0, torch.eye(6)) and irnn.rnn.nonlinearity == "relu"
+    assert not irnn.rnn.bias_ih_l0.any() and not irnn.rnn.bias_hh_l0.any()
+    out, h = irnn(torch.randn(2, 7, 5))
+    assert out.shape == (2, 7, 6) and torch.equal(out[:, -1], h[0])
+    model, acc = train_on_gap("irnn", gap=4, steps=300, hidden_size=16, stop_at=0.95)
+    assert isinstance(model.rnn, IRNN) and acc > 0.9
+    with pytest.raises(ValueError, match="simple RNN"):
+        init_orthogonal_(SequenceClassifier(9, 3, hidden_size=8, mode="irnn"))
+    with pytest.raises(ValueError, match="input_std"):
+        IRNN(5, 6, input_std=-1.0)

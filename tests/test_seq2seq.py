@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from lmcourse import set_seed
-from lmcourse.seq2seq import BahdanauSeq2Seq, reversal_pairs, seq2seq_loss, sequence_correct
+from lmcourse.seq2seq import BahdanauSeq2Seq, LuongSeq2Seq, reversal_pairs, seq2seq_loss, sequence_correct
 
 
 def _model():
@@ -91,3 +91,69 @@ def test_reversal_pairs_and_sequence_correct():
     wrong = tgt.clone()
     wrong[0, 1] = 3 if wrong[0, 1] != 3 else 4
     assert sequence_correct(oracle, src, wrong).tolist() == [False] + [True] * 5
+
+
+def _luong():
+    set_seed(0, num_threads=1)
+    return LuongSeq2Seq(src_vocab_size=10, tgt_vocab_size=8, d_embed=8, d_hidden=12).eval()
+
+
+def test_luong_shapes_padding_and_greedy_decoding():
+    model = _luong()
+    src = torch.tensor([[4, 5, 6, 0, 0], [4, 5, 6, 7, 8]])
+    tgt_in = torch.tensor([[2, 4, 5], [2, 6, 7]])
+    logits, weights = model(src, tgt_in)
+    assert logits.shape == (2, 3, 8) and weights.shape == (2, 3, 5)
+    assert torch.allclose(weights.sum(-1), torch.ones(2, 3), atol=1e-6) and torch.all(weights[0, :, 3:] == 0)
+    alone, _ = model(src[:1, :3], tgt_in[:1])
+    assert torch.allclose(alone, logits[:1], atol=1e-5)
+    ys, w = model.greedy_decode(src[1:], bos_id=2, eos_id=3, max_len=5)
+    tf_logits, tf_weights = model(src[1:], ys[:, :-1])
+    assert torch.equal(tf_logits.argmax(-1), ys[:, 1:]) and torch.allclose(tf_weights, w, atol=1e-6)
+
+
+def test_luong_matches_its_equations_written_out():
+    """An independent decoder loop, straight from Luong et al.'s equations, with the module's weights."""
+    model = _luong()
+    src, tgt_in = torch.tensor([[4, 5, 6, 7], [8, 9, 4, 0]]), torch.tensor([[2, 4, 5, 6], [2, 7, 7, 5]])
+    logits, weights = model(src, tgt_in)
+    h, mask, (s, _) = model.encode(src)                                   # the encoder is the Bahdanau model's
+    a = torch.zeros_like(s)
+    cell, W_a, W_c, W_s = model.cell, model.score.W, model.combine.weight, model.out
+    for t in range(tgt_in.size(1)):
+        x = torch.cat([model.tgt_embed(tgt_in[:, t]), a], -1)
+        r = torch.sigmoid(x @ cell.weight_ih[:12].T + cell.bias_ih[:12] + s @ cell.weight_hh[:12].T + cell.bias_hh[:12])
+        z = torch.sigmoid(x @ cell.weight_ih[12:24].T + cell.bias_ih[12:24]
+                          + s @ cell.weight_hh[12:24].T + cell.bias_hh[12:24])
+        n = torch.tanh(x @ cell.weight_ih[24:].T + cell.bias_ih[24:]
+                       + r * (s @ cell.weight_hh[24:].T + cell.bias_hh[24:]))
+        s = (1 - z) * n + z * s                                           # GRU step: s_t
+        e = torch.einsum("bh,hk,bsk->bs", s, W_a, h).masked_fill(~mask[:, 0], float("-inf"))   # s_t^T W_a h_j
+        alpha = e.softmax(-1)
+        c = torch.einsum("bs,bsk->bk", alpha, h)
+        a = torch.tanh(torch.cat([c, s], -1) @ W_c.T)                       # attentional vector
+        assert torch.allclose(alpha, weights[:, t], atol=1e-5)
+        assert torch.allclose(W_s(a), logits[:, t], atol=1e-5)
+
+
+def test_only_luong_attends_with_the_state_after_reading_the_input():
+    src = torch.tensor([[4, 5, 6, 7]])
+    for model, changes in ((_model(), False), (_luong(), True)):
+        _, first = model(src, torch.tensor([[2, 4]]))
+        _, second = model(src, torch.tensor([[5, 4]]))
+        assert (not torch.allclose(first[:, 0], second[:, 0])) == changes
+
+
+def test_luong_learns_to_reverse():
+    set_seed(0, num_threads=1)
+    model = LuongSeq2Seq(10, 10, d_embed=16, d_hidden=32)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    g = torch.Generator().manual_seed(0)
+    for _ in range(120):
+        x = torch.randint(4, 10, (32, 5), generator=g)
+        tgt = torch.cat([torch.full((32, 1), 2), x.flip(1), torch.full((32, 1), 3)], 1)
+        loss = seq2seq_loss(model, (x, tgt))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.3, loss.item()

@@ -7,6 +7,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from lmcourse.diagrams._drawing import (
+    ACCENT,
     FONT,
     SMALL,
     TITLE,
@@ -16,6 +17,7 @@ from lmcourse.diagrams._drawing import (
     _canvas,
     _divider,
     _edge,
+    _grid,
     _node,
     _spread,
     _stack,
@@ -144,4 +146,83 @@ def attention(*, shapes: bool = True) -> Figure:
     _edge(ax, heads.top, concat.bottom, shape("(B, h, T, d_k)"))
     _edge(ax, concat.top, out.bottom, shape("(B, T, h·d_k) = (B, T, d_model)"))
     _edge(ax, out.top, (6.75, 5.35), shape("(B, T, d_model)"))
+    return fig
+
+
+@diagram
+def self_attention_flow(*, numbers: bool = True) -> Figure:
+    """Self-attention for one query, token by token (after Alammar's illustration): each input x_j
+    is projected to q_j, k_j and v_j; the query q_1 is scored against every key, the scores are
+    divided by √d_k and normalised by a softmax, and z_1 is the weighted sum of the values. With
+    ``numbers``, the scores and weights of the "Thinking Machines" example."""
+    check_type(numbers, "numbers", bool)
+    fig, ax = _canvas(9.5, 4.6)
+    rows = (3.05, 1.35)
+    words = ("Thinking", "Machines")
+    scores, scaled, weights = ("112", "96"), ("14", "12"), ("0.88", "0.12")
+    headers = ((0.55, "token"), (1.5, "input\nvector"), (2.7, "three views\n(learned W)"),
+               (5.05, "score:\nquery · key"), (6.65, "÷ √d_k,\nsoftmax over j"), (8.7, "output"))
+    for x, text in headers:
+        _text(ax, x, 4.3, text, size=SMALL, bold=True)
+    ys_q = [y + 0.4 for y in rows]
+    bus_x = 3.9
+    for j, (y, word) in enumerate(zip(rows, words, strict=True), start=1):
+        token = _box(ax, 0.55, y, 0.95, 0.4, word, "input", size=SMALL)
+        x = _box(ax, 1.5, y, 0.5, 0.4, rf"$x_{j}$", "embedding", size=11)
+        _arrow(ax, token.right, x.left)
+        views = {}
+        for name, dy, w_name in (("q", 0.4, "Q"), ("k", 0.0, "K"), ("v", -0.4, "V")):
+            box = _box(ax, 2.95, y + dy, 0.5, 0.3, rf"${name}_{j}$", "attention", size=11)
+            _arrow(ax, x.right, box.left, lw=0.9)
+            _text(ax, 2.42, y + dy + (0.1 if dy >= 0 else -0.1), rf"$W^{w_name}$", size=8,
+                  va="bottom" if dy >= 0 else "top")
+            views[name] = box
+        score_text = rf"$q_1 \cdot k_{j}$" + (f" = {scores[j - 1]}" if numbers else "")
+        score = _box(ax, 5.05, y, 1.15, 0.4, score_text, "attention", size=SMALL)
+        _arrow(ax, views["k"].right, (score.left[0], y - 0.08))
+        _arrow(ax, (bus_x, y + 0.08), (score.left[0], y + 0.08), color=ACCENT)
+        weight_text = (rf"{scaled[j - 1]} → $\alpha_{{1{j}}}$ = {weights[j - 1]}" if numbers
+                       else rf"$\alpha_{{1{j}}}$")
+        alpha = _box(ax, 6.65, y, 1.45, 0.4, weight_text, "attention", size=SMALL)
+        _arrow(ax, score.right, alpha.left)
+        times = _node(ax, 7.75, y, "×", r=0.15, size=11)
+        _arrow(ax, alpha.right, times.left)
+        v_line = views["v"].y
+        _arrow(ax, views["v"].right, (times.x, v_line), times.bottom, lw=0.9)
+        if j == 1:
+            _arrow(ax, views["q"].right, (bus_x, ys_q[0]), (bus_x, rows[1] + 0.08), head=False, color=ACCENT)
+    total = _node(ax, 8.35, sum(rows) / 2, "Σ", r=0.17)
+    for y in rows:
+        _arrow(ax, (7.9, y), (total.x, y), total.top if y > total.y else total.bottom, lw=0.9)
+    z = _box(ax, 8.95, total.y, 0.5, 0.4, r"$z_1$", "attention", size=11)
+    _arrow(ax, total.right, z.left)
+    _text(ax, 4.75, 0.3, r"$z_1 = \sum_j \alpha_{1j} v_j$, with $\alpha_{1j} = \mathrm{softmax}_j"
+          r"(q_1 \cdot k_j / \sqrt{d_k})$;  every token's output $z_i$ is computed the same way, "
+          "all at once", size=SMALL)
+    return fig
+
+
+@diagram
+def attention_masks(*, size: int = 4) -> Figure:
+    """Which keys each query may attend to (rows: queries, columns: keys) under (a) a padding mask,
+    (b) a causal mask and (c) both, for ``size`` tokens of which the last is padding; blocked scores
+    are set to -∞ before the softmax, so their weights are exactly 0."""
+    check_int(size, "size", minimum=3, maximum=4)
+    words = ["the", "cat", "sat", "on", "mats"][: size - 1] + ["[PAD]"]
+    cell = 0.42
+    fig, ax = _canvas(9.0, 1.75 + size * cell)
+    top = 0.95 + size * cell
+    panels = (("(a) padding mask", "no query reads [PAD]", lambda i, j: j < size - 1),
+              ("(b) causal mask", "query i reads keys j ≤ i", lambda i, j: j <= i),
+              ("(c) both", "a padded decoder batch:\nblocked if either blocks", lambda i, j: j < size - 1 and j <= i))
+    for k, (title, note, allowed) in enumerate(panels):
+        left = 0.95 + k * 3.0
+        cells = [["visible" if allowed(i, j) else "masked" for j in range(size)] for i in range(size)]
+        _grid(ax, cells, left, top, cell, words)
+        _text(ax, left + size * cell / 2, top + 0.62, title, size=FONT, bold=True, va="bottom")
+        _text(ax, left + size * cell / 2, top - size * cell - 0.1, note, size=SMALL, va="top")
+    _box(ax, 2.2, 0.2, 0.3, 0.22, "", "visible")
+    _text(ax, 2.42, 0.2, "may attend: score kept", size=SMALL, ha="left")
+    _box(ax, 5.0, 0.2, 0.3, 0.22, "", "masked")
+    _text(ax, 5.22, 0.2, "blocked: score set to −∞, weight 0", size=SMALL, ha="left")
     return fig

@@ -1,9 +1,11 @@
-"""Diagrams for chapters 4-5: the unrolled RNN, the LSTM and GRU cells, and ELMo."""
+"""Diagrams for chapters 4-5: the unrolled, stacked and bidirectional RNN, truncated BPTT, the LSTM and GRU
+cells, and ELMo."""
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
 from lmcourse.diagrams._drawing import (
+    ACCENT,
     EDGE,
     FONT,
     SMALL,
@@ -12,6 +14,7 @@ from lmcourse.diagrams._drawing import (
     _arrow,
     _box,
     _canvas,
+    _divider,
     _dot,
     _edge,
     _node,
@@ -91,8 +94,8 @@ def lstm_cell(*, equations: bool = True) -> Figure:
     forget, input and output gates, the candidate, and the cell-state highway that only pointwise
     × and + touch."""
     check_type(equations, "equations", bool)
-    fig, ax = _canvas(8.0, 5.35 if equations else 4.55)
-    up = 0.8 if equations else 0.0
+    fig, ax = _canvas(8.0, 5.7 if equations else 4.55)
+    up = 1.15 if equations else 0.0
     y_bus, y_gate, y_mid, y_c = 0.95 + up, 1.85 + up, 2.7 + up, 3.55 + up
     _cell_inputs(ax, 5.4, y_bus, None)
     f = _gate(ax, 2.2, y_gate, "forget", "σ", y_bus)
@@ -111,7 +114,7 @@ def lstm_cell(*, equations: bool = True) -> Figure:
     _text(ax, 4.85, y_c + 0.3, "cell state: a highway that only × and + touch", size=SMALL, italic=True)
     _edge(ax, f.top, times_f.bottom, r"$f_t$", size=12)
     _edge(ax, i.top, times_i.bottom, r"$i_t$", side="left", size=12)
-    _edge(ax, g.top, times_i.bottom, r"$\tilde{c}_t$", size=12)
+    _edge(ax, g.top, times_i.bottom, r"$g_t$", size=12)
     _arrow(ax, times_i.top, plus.bottom)
     _edge(ax, o.top, times_o.left, r"$o_t$", side="above", size=12, at=0.4)
     _dot(ax, 6.3, y_c)
@@ -122,12 +125,12 @@ def lstm_cell(*, equations: bool = True) -> Figure:
     _text(ax, 0.1, y_c + 0.65, "LSTM cell (forget gate: Gers et al., 2000)", size=TITLE, bold=True,
           ha="left")
     if equations:
-        _text(ax, 4.0, 0.5, r"$f_t = \sigma(W_f [h_{t-1}, x_t] + b_f)$    "
-              r"$i_t = \sigma(W_i [h_{t-1}, x_t] + b_i)$    $o_t = \sigma(W_o [h_{t-1}, x_t] + b_o)$",
-              size=FONT)
-        _text(ax, 4.0, 0.15, r"$\tilde{c}_t = \tanh(W_c [h_{t-1}, x_t] + b_c)$    "
-              r"$c_t = f_t \odot c_{t-1} + i_t \odot \tilde{c}_t$    $h_t = o_t \odot \tanh(c_t)$",
-              size=FONT)
+        _text(ax, 4.0, 0.85, r"$i_t = \sigma(W_{ii}\, x_t + W_{hi}\, h_{t-1} + b_i)$    "
+              r"$f_t = \sigma(W_{if}\, x_t + W_{hf}\, h_{t-1} + b_f)$", size=FONT)
+        _text(ax, 4.0, 0.5, r"$g_t = \tanh(W_{ig}\, x_t + W_{hg}\, h_{t-1} + b_g)$    "
+              r"$o_t = \sigma(W_{io}\, x_t + W_{ho}\, h_{t-1} + b_o)$", size=FONT)
+        _text(ax, 4.0, 0.15, r"$c_t = f_t \odot c_{t-1} + i_t \odot g_t$    $h_t = o_t \odot \tanh(c_t)$    "
+              r"($b_i = b_{ii} + b_{hi}$, and so on)", size=FONT)
     return fig
 
 
@@ -174,6 +177,132 @@ def gru_cell(*, equations: bool = True) -> Figure:
         _text(ax, 4.0, 0.15, r"$h_t = z_t \odot h_{t-1} + (1 - z_t) \odot \tilde{h}_t$", size=FONT)
     return fig
 
+
+@diagram
+def stacked_rnn(*, layers: int = 2) -> Figure:
+    """A stacked (deep) RNN of ``layers`` layers unrolled over four steps: layer l reads layer l-1's
+    state at the same step (layer 1 reads x_t) and its own state from the step before; each layer
+    has its own weights, shared across time."""
+    check_int(layers, "layers", minimum=2, maximum=3)
+    steps = 4
+    fig, ax = _canvas(8.5, 2.55 + 0.85 * layers)
+    xs = [2.5 + 1.45 * k for k in range(steps)]
+    ys = [1.45 + 0.85 * layer for layer in range(layers)]
+    y_x, y_y = 0.45, ys[-1] + 0.95
+    _text(ax, 0.1, y_x, "inputs (B, I)", size=SMALL, ha="left")
+    _text(ax, 0.1, y_y, "outputs (B, V)", size=SMALL, ha="left")
+    below = [_box(ax, x, y_x, 0.7, 0.4, rf"$x_{k + 1}$", size=12) for k, x in enumerate(xs)]
+    for layer, y in enumerate(ys, start=1):
+        _text(ax, 0.1, y, f"layer {layer}", size=SMALL, ha="left")
+        prev = _box(ax, 1.3, y, 0.7, 0.45, rf"$h^{{({layer})}}_0$", "input", size=11)
+        row = []
+        for k, x in enumerate(xs):
+            cell = _box(ax, x, y, 0.8, 0.45, rf"$h^{{({layer})}}_{k + 1}$", "recurrent", size=11)
+            _edge(ax, prev.right, cell.left, rf"$W^{{({layer})}}_{{hh}}$" if k == 0 else "", side="above",
+                  size=SMALL)
+            _edge(ax, below[k].top, cell.bottom, rf"$W^{{({layer})}}_{{xh}}$" if k == 0 else "", size=SMALL)
+            prev = cell
+            row.append(cell)
+        below = row
+    for k, x in enumerate(xs):
+        out = _box(ax, x, y_y, 0.7, 0.4, rf"$y_{k + 1}$", "output", size=12)
+        _edge(ax, below[k].top, out.bottom, r"$W_{hy}$" if k == 0 else "", size=SMALL)
+    _text(ax, 0.1, y_y + 0.65, r"$h^{(l)}_t = \tanh(W^{(l)}_{xh}\, h^{(l-1)}_t + W^{(l)}_{hh}\, "
+          r"h^{(l)}_{t-1} + b^{(l)})$,  $h^{(0)}_t = x_t$:  every state (B, H); each layer its own "
+          "weights, shared across time", size=SMALL, ha="left")
+    return fig
+
+
+@diagram
+def bidirectional_rnn(*, focus: int = 2) -> Figure:
+    """A bidirectional RNN (Schuster & Paliwal, 1997) over four inputs: a forward RNN reads x_1..x_4,
+    a second one with its own weights reads x_4..x_1, and the state for step t is the concatenation
+    of the two states at t (framed for the step at position ``focus``, 0-based)."""
+    steps = 4
+    check_int(focus, "focus", minimum=0, maximum=steps - 1)
+    fig, ax = _canvas(8.5, 4.05)
+    xs = _spread(3.75, steps, 1.3)
+    y_f, y_x, y_b = 2.75, 1.75, 0.75
+    _text(ax, 0.1, y_f, "forward RNN,\nleft to right", size=SMALL, ha="left")
+    _text(ax, 0.1, y_x, "inputs (B, I)", size=SMALL, ha="left")
+    _text(ax, 0.1, y_b, "backward RNN,\nright to left", size=SMALL, ha="left")
+    fwd = [_box(ax, x, y_f, 0.8, 0.45, rf"$\overrightarrow{{h}}_{k + 1}$", "recurrent", size=12)
+           for k, x in enumerate(xs)]
+    inp = [_box(ax, x, y_x, 0.7, 0.4, rf"$x_{k + 1}$", size=12) for k, x in enumerate(xs)]
+    bwd = [_box(ax, x, y_b, 0.8, 0.45, rf"$\overleftarrow{{h}}_{k + 1}$", "recurrent", size=12)
+           for k, x in enumerate(xs)]
+    for k in range(steps):
+        _arrow(ax, inp[k].top, fwd[k].bottom)
+        _arrow(ax, inp[k].bottom, bwd[k].top)
+        if k + 1 < steps:
+            _arrow(ax, fwd[k].right, fwd[k + 1].left)
+            _arrow(ax, bwd[k + 1].left, bwd[k].right)
+    _text(ax, (xs[0] + xs[1]) / 2, y_f - 0.15, r"$W_{hh}^{\rightarrow}$", size=SMALL, va="top")
+    _text(ax, (xs[0] + xs[1]) / 2, y_b + 0.15, r"$W_{hh}^{\leftarrow}$", size=SMALL, va="bottom")
+    top = y_f + 0.35
+    ax.add_patch(FancyBboxPatch((xs[focus] - 0.5, y_b - 0.35), 1.0, top - y_b + 0.35,
+                                boxstyle="round,pad=0,rounding_size=0.1", fc="none", ec=EDGE, lw=1.3, ls="--",
+                                zorder=4))
+    t = focus + 1
+    out = _box(ax, 7.5, 2.3, 1.6, 0.7, rf"$h_{t} = [\overrightarrow{{h}}_{t};\ \overleftarrow{{h}}_{t}]$"
+               + "\n(B, 2H)", "recurrent", size=11)
+    _arrow(ax, (xs[focus], top), (xs[focus], 3.6), (out.x, 3.6), out.top)
+    _text(ax, (xs[focus] + out.x) / 2, 3.65, "concatenate", size=SMALL, va="bottom")
+    _text(ax, 7.5, 1.1, f"step {t} sees the whole input:\n" + rf"$\overrightarrow{{h}}_{t}$ has read "
+          rf"$x_1, \ldots, x_{t}$," + "\n" + rf"$\overleftarrow{{h}}_{t}$ has read $x_{t}, \ldots, x_4$" + "\n"
+          "(each direction has its own\nweights; every state (B, H))", size=SMALL)
+    return fig
+
+
+@diagram
+def truncated_bptt(*, window: int = 3) -> Figure:
+    """Truncated backpropagation through time with windows of ``window`` steps: stateless (each
+    window from a zero state, at a random place in the stream) against stateful (row b of window
+    n + 1 continues row b of window n, and starts from its final state, detached: the values cross
+    the boundary, the gradient does not)."""
+    check_int(window, "window", minimum=2, maximum=4)
+    windows = 3
+    fig, ax = _canvas(8.5, 5.2)
+    gap = 0.75
+    pitch = min(0.62, (8.3 - 1.35 - (windows - 1) * gap) / (windows * window))
+    width = window * pitch
+    starts = [1.35 + n * (width + gap) for n in range(windows)]
+    panels = {"stateless": 3.55, "stateful": 1.15}
+    _text(ax, 0.1, 4.85, "stateless: every window starts from zeros, at a random place in the stream",
+          size=FONT, bold=True, ha="left")
+    _text(ax, 0.1, 2.45, "stateful: window n + 1 continues window n and starts from its final state, detached",
+          size=FONT, bold=True, ha="left")
+    _divider(ax, (0.1, 2.75), (8.4, 2.75))
+    for panel, y in panels.items():
+        prev = None
+        for n, x0 in enumerate(starts):
+            cells = [_box(ax, x0 + (j + 0.5) * pitch, y, 0.68 * pitch, 0.4, "", "recurrent") for j in range(window)]
+            ax.add_patch(FancyBboxPatch((x0 + 0.02, y - 0.6), width - 0.04, 1.2,
+                                        boxstyle="round,pad=0,rounding_size=0.08", fc="none", ec="#888888",
+                                        lw=0.9, zorder=1))
+            where = f"random place {n + 1}" if panel == "stateless" else f"window {n + 1}"
+            _text(ax, x0 + width / 2, y + 0.75, where, size=SMALL)
+            for a, b in zip(cells, cells[1:], strict=False):
+                _arrow(ax, a.right, b.left)
+            for c in cells:
+                _arrow(ax, (c.x, c.y + 0.2), (c.x, c.y + 0.45), head=True, lw=0.9)
+            _arrow(ax, (cells[-1].x, y - 0.35), (cells[0].x - 0.12, y - 0.35), (cells[0].x - 0.12, y - 0.22),
+                   color=ACCENT, dashed=True)
+            if panel == "stateless":
+                zero = _node(ax, x0 - 0.3, y, "0", r=0.15, size=FONT)
+                _arrow(ax, zero.right, cells[0].left)
+            elif prev is None:
+                zero = _node(ax, x0 - 0.3, y, "0", r=0.15, size=FONT)
+                _arrow(ax, zero.right, cells[0].left)
+            else:
+                _arrow(ax, prev.right, cells[0].left, lw=1.6)
+                cut = (prev.right[0] + cells[0].left[0]) / 2
+                ax.plot([cut, cut], [y - 0.5, y + 0.3], color=ACCENT, lw=1.6, zorder=4)
+                _text(ax, cut, y - 0.62, "✂ detach", size=SMALL, color=ACCENT)
+            prev = cells[-1]
+    _text(ax, 0.1, 0.2, "→ state (forward pass)     ↑ prediction and loss at every step     "
+          "⇠ gradient (backward pass), only inside a window", size=SMALL, ha="left")
+    return fig
 
 # ---------------------------------------------------------------------------------------------
 # Chapter 5: ELMo

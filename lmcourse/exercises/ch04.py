@@ -2,44 +2,54 @@
 import torch
 from torch import nn
 
-__all__ = ["lstm_layer", "clip_global_norm"]
+from lmcourse.exercises._no_autograd import refusing_autograd
+from lmcourse.gradients import scaled_orthogonal
+from lmcourse.rnn import RNNCell
+
+__all__ = ["rnn_bptt", "clip_global_norm"]
+
+_NAMES = ("W_ih", "W_hh", "b_ih", "b_hh", "W_hy", "b_y")
 
 
-class _NoForward(nn.LSTMCell):
-    """An LSTMCell whose forward is switched off: the candidate must do the arithmetic itself."""
-
-    def forward(self, *args, **kwargs):
-        raise AssertionError("compute the gates from cell.weight_ih, weight_hh, bias_ih and bias_hh; "
-                             "do not call the cell")
-
-
-def lstm_layer(candidate) -> int:
-    """``candidate(x (B, T, I), cell) -> (outputs (B, T, H), (h_T, c_T))``, from a zero state, vs
-    a ``torch.nn.LSTM`` holding the cell's weights (copied)."""
-    torch.manual_seed(0)
-    cell = _NoForward(3, 5)
-    with torch.no_grad():
-        cell.bias_ih[5:10] += 1.0                # distinct gates, so a wrong gate order shows
-    reference = nn.LSTM(3, 5, batch_first=True)
-    with torch.no_grad():
-        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-            getattr(reference, f"{name}_l0").copy_(getattr(cell, name))
-    x = torch.randn(4, 6, 3)
-    with torch.no_grad():
-        out = candidate(x, cell)
-        ref_out, (h_ref, c_ref) = reference(x)
-    assert isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], tuple) and len(out[1]) == 2, \
-        "return (outputs, (h_T, c_T))"
-    outputs, (h_T, c_T) = out
-    assert outputs.shape == (4, 6, 5), f"outputs must be (batch, time, hidden) = (4, 6, 5), got {tuple(outputs.shape)}"
-    assert h_T.shape == (4, 5) and c_T.shape == (4, 5), \
-        f"h_T and c_T must be (batch, hidden) = (4, 5), got {tuple(h_T.shape)} and {tuple(c_T.shape)}"
-    assert torch.allclose(outputs[:, 0], ref_out[:, 0], atol=1e-5), \
-        "the first step is wrong: start from h = c = 0; gates stacked in the order i, f, g, o (g uses tanh)"
-    assert torch.allclose(c_T, c_ref[0], atol=1e-5), "c_T is wrong: c_t = f * c_{t-1} + i * g, carried across steps"
-    assert torch.allclose(outputs, ref_out, atol=1e-5) and torch.allclose(h_T, h_ref[0], atol=1e-5), \
-        "c is right but h is wrong: h_t = o * tanh(c_t), and outputs[:, t] = h_t"
-    return 3
+def rnn_bptt(candidate) -> int:
+    """``candidate(weights, x, target) -> {name: gradient}``: backpropagation through time, by hand, for a
+    tanh RNN with an output at every step, h_t = tanh(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh) from h_0 = 0
+    and y_t = W_hy h_t + b_y, under the mean cross-entropy over the batch and the steps. ``weights`` holds
+    plain tensors W_ih (H, I), W_hh (H, H), b_ih (H,), b_hh (H,), W_hy (V, H), b_y (V,); x is (B, T, I)
+    and target (B, T) int64. Checked against autograd on the package's ``RNNCell`` with copied weights,
+    at two sizes, with W_hh large enough that the steps far from a loss still count; autograd is
+    refused while the candidate runs."""
+    for batch, steps, inputs, hidden, vocab in ((3, 6, 4, 5, 7), (2, 11, 3, 6, 4)):
+        torch.manual_seed(0)
+        cell, head = RNNCell(inputs, hidden), nn.Linear(hidden, vocab)
+        with torch.no_grad():
+            cell.weight_hh.copy_(scaled_orthogonal(hidden, 1.2, torch.Generator().manual_seed(1)))
+        x = torch.randn(batch, steps, inputs)
+        target = torch.randint(0, vocab, (batch, steps))
+        h, logits = torch.zeros(batch, hidden), []
+        for t in range(steps):
+            h = cell(x[:, t], h)
+            logits.append(head(h))
+        nn.functional.cross_entropy(torch.stack(logits, 1).flatten(0, 1), target.flatten()).backward()
+        params = dict(zip(_NAMES, (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh, head.weight, head.bias),
+                          strict=True))
+        plain = {k: v.detach().clone() for k, v in params.items()}
+        with refusing_autograd("rnn_bptt"):                # no graph can be built while the candidate runs
+            got = candidate(plain, x.clone(), target.clone())
+        keys = sorted(got) if isinstance(got, dict) else type(got).__name__
+        assert isinstance(got, dict) and set(got) == set(params), (
+            f"return a dict with the keys {sorted(params)}, got {keys}")
+        for name, param in params.items():
+            g = torch.as_tensor(got[name]).float()
+            assert g.shape == param.shape, (
+                f"d loss / d {name}: expected shape {tuple(param.shape)}, got {tuple(g.shape)}")
+            assert torch.allclose(g, param.grad, atol=1e-5), (
+                f"({steps} steps) d loss / d {name} differs from autograd's by up to "
+                f"{(g - param.grad).abs().max():.3g}. "
+                "The loss is the mean over batch and steps; go back from t = T to 1 carrying dL/dh_t, which gets the "
+                "output's part W_hy^T (softmax(y_t) - one_hot) plus the part that came back from step t + 1; multiply "
+                "by tanh'(z_t) = 1 - h_t^2 before W_ih, W_hh and the biases; W_hh's gradient at step t uses h_(t-1)")
+    return 2
 
 
 def clip_global_norm(candidate) -> int:
