@@ -126,7 +126,7 @@ def init_orthogonal_(model: "SequenceClassifier", generator: torch.Generator | N
     """Set an RNN classifier's recurrent matrix to a random orthogonal one (radius = norm = 1).
 
     An orthogonal W_hh preserves the length of a gradient vector at every step (up to the tanh'
-    factors), the idea behind identity and orthogonal initialisation (Le et al. 2015).
+    factors): orthogonal initialisation, from Saxe et al. (2014).
     """
     check_type(model, "model", SequenceClassifier)
     if not isinstance(model.rnn, Recurrent) or model.rnn.mode != "rnn":

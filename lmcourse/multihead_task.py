@@ -91,26 +91,31 @@ def latest_pair_shares(weights: torch.Tensor, x: torch.Tensor, num_symbols: int)
                        dim=1)
 
 
-def conflict_positions(x: torch.Tensor, num_symbols: int) -> torch.Tensor:
-    """x (B, T) ids of latest_pair_batch -> (B, T) bool: positions t where an older red lies after the latest
-    blue, or an older blue after the latest red. A score that adds a term for the colour to a term for the
-    position ranks the two latest tokens first in one of these cases only by favouring one colour, which
-    ranks them wrongly in the other."""
+def conflict_positions(x: torch.Tensor, num_symbols: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """x (B, T) ids of latest_pair_batch -> (crossed, older), each (B, T) bool.
+
+    crossed: positions t where an older red lies after the latest blue, or an older blue after the
+    latest red. A score that adds a term for the colour to a term for the position ranks the two
+    latest tokens above every older red and blue here only by favouring one colour, which ranks them
+    wrongly in the other kind of crossing. older: positions, crossed or not, where some red or blue
+    token before t is no longer the latest of its colour (the control for crossed)."""
     check_int(num_symbols, "num_symbols", minimum=2)
     colour = x // num_symbols
     B, T = x.shape
     latest = torch.full((B, 2), -1)                                             # latest red, blue position
     second = torch.full((B, 2), -1)                                             # the one before it
     rows = torch.arange(B)
-    conflict = torch.zeros(B, T, dtype=torch.bool)
+    crossed = torch.zeros(B, T, dtype=torch.bool)
+    older = torch.zeros(B, T, dtype=torch.bool)
     for t in range(T):
         marked = colour[:, t] != PLAIN
         c = colour[marked, t]
         second[rows[marked], c] = latest[rows[marked], c]
         latest[rows[marked], c] = t
-        crossed = (second[:, RED] > latest[:, BLUE]) | (second[:, BLUE] > latest[:, RED])
-        conflict[:, t] = (latest >= 0).all(1) & crossed
-    return conflict
+        both = (latest >= 0).all(1)
+        crossed[:, t] = both & ((second[:, RED] > latest[:, BLUE]) | (second[:, BLUE] > latest[:, RED]))
+        older[:, t] = both & (second >= 0).any(1)
+    return crossed, older
 
 
 class TwoPositionModel(nn.Module):

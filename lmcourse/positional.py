@@ -17,7 +17,7 @@ def sinusoidal_encoding(max_len: int, d_model: int, base: float = 10000.0) -> to
 
     Sine and cosine alternate over the *dimensions* of one position's vector (correction 9); every
     pair of dimensions is a clock turning at its own frequency, from 1 radian per position down
-    to 1 / base.
+    to base^(-(d_model - 2) / d_model) for the last pair (just above 1 / base).
     """
     check_int(max_len, "max_len", minimum=1)
     check_int(d_model, "d_model", minimum=2)

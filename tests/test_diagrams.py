@@ -43,6 +43,9 @@ VARIANTS = [
     ("attention_masks", {"size": 3}),
     ("what_each_model_sees", {"position": 1, "matrices": False}),
     ("decoder_only", {"shapes": False}),
+    ("teacher_forcing", {"steps": 2}),
+    ("teacher_forcing", {"steps": 3}),
+    ("beam_search_tree", {"beam_size": 1}),
     ("gpt_input_transformations", {"choices": 4}),
 ]
 
@@ -76,6 +79,9 @@ BAD = [
     ("attention_masks", {"size": 5}, ValueError, "size"),
     ("transformer_layers", {"shapes": 0}, TypeError, "shapes"),
     ("transformer_model", {"shapes": "yes"}, TypeError, "shapes"),
+    ("teacher_forcing", {"steps": 1}, ValueError, "steps"),
+    ("teacher_forcing", {"steps": 5}, ValueError, "steps"),
+    ("beam_search_tree", {"beam_size": 3}, ValueError, "beam_size"),
     ("what_each_model_sees", {"position": 0}, ValueError, "position"),
     ("decoder_only", {"shapes": 1}, TypeError, "shapes"),
     ("what_each_model_sees", {"matrices": "all"}, TypeError, "matrices"),

@@ -50,10 +50,36 @@ def test_dot_variance_check():
         check("ch06-dot-variance", lambda d, sq, sk: d * sq * sk)
 
 
-def test_masked_softmax_check():
-    def good(scores, mask):
-        return scores.masked_fill(~mask, float("-inf")).softmax(-1)
+def test_local_p_check():
+    def good(scores, p, D):
+        offset = torch.arange(scores.size(-1)) - p[:, None]
+        align = scores.masked_fill(offset.abs() > D, float("-inf")).softmax(-1)
+        return align * torch.exp(-offset ** 2 / (2 * (D / 2) ** 2))
 
-    assert check("ch06-masked-softmax", good) == "ch06-masked-softmax: all 4 checks passed"
+    assert check("ch06-local-p-weights", good) == "ch06-local-p-weights: all 4 checks passed"
+
+    def whole_softmax(scores, p, D):                # softmax over every position, then the window
+        offset = torch.arange(scores.size(-1)) - p[:, None]
+        return (scores.softmax(-1) * torch.exp(-offset ** 2 / (2 * (D / 2) ** 2))).masked_fill(offset.abs() > D, 0)
+
+    def renormalised(scores, p, D):
+        w = good(scores, p, D)
+        return w / w.sum(-1, keepdim=True)
+
+    def sigma_is_D(scores, p, D):
+        offset = torch.arange(scores.size(-1)) - p[:, None]
+        align = scores.masked_fill(offset.abs() > D, float("-inf")).softmax(-1)
+        return align * torch.exp(-offset ** 2 / (2 * D ** 2))
+
+    def no_window(scores, p, D):
+        offset = torch.arange(scores.size(-1)) - p[:, None]
+        return scores.softmax(-1) * torch.exp(-offset ** 2 / (2 * (D / 2) ** 2))
+
+    with pytest.raises(AssertionError, match="softmax of the window"):
+        check("ch06-local-p-weights", whole_softmax)
+    with pytest.raises(AssertionError, match="renormalised"):
+        check("ch06-local-p-weights", renormalised)
+    with pytest.raises(AssertionError, match="softmax of the window"):
+        check("ch06-local-p-weights", sigma_is_D)
     with pytest.raises(AssertionError, match="exactly 0"):
-        check("ch06-masked-softmax", lambda s, m: s.masked_fill(~m, 0.0).softmax(-1))
+        check("ch06-local-p-weights", no_window)

@@ -48,25 +48,39 @@ def _encoder_layer(x, layer, heads=4):
     return _layer_norm(x + _ffn(x, layer.ff), layer.norm2)
 
 
-def test_multi_head_attention_check():
-    assert check("ch07-multi-head-attention", _mha) == "ch07-multi-head-attention: all 3 checks passed"
+def _decode_step(model, token, position, memory, src_mask, cache, append=True, place=True):
+    y = model.tgt_embed(token[:, None]) * math.sqrt(model.config.d_model)
+    y = y + model.tgt_pos.pe[position if place else 0]                                  # (B, 1, d)
+    new_cache = []
+    for layer_index, layer in enumerate(model.decoder_layers):
+        attn = layer.self_attn
+        q, k, v = (attn._split(proj(y)) for proj in (attn.q_proj, attn.k_proj, attn.v_proj))
+        if cache is not None and append:
+            k, v = torch.cat([cache[layer_index][0], k], 2), torch.cat([cache[layer_index][1], v], 2)
+        new_cache.append((k, v))
+        w = (q @ k.transpose(-1, -2) / math.sqrt(q.size(-1))).softmax(-1)
+        y = layer.norm1(y + attn.out_proj((w @ v).transpose(1, 2).reshape(y.shape)))
+        y = layer.norm2(y + layer.cross_attn(y, memory, memory, mask=src_mask)[0])
+        y = layer.norm3(y + layer.ff(y))
+    return model.out_proj(model.decoder_norm(y))[:, 0], new_cache
 
 
-def test_multi_head_attention_check_rejects_wrong_answers():
-    def no_mask(*args):
-        return _mha(*args[:-1], None)
+def test_kv_cache_check():
+    assert check("ch07-kv-cache", _decode_step) == "ch07-kv-cache: all 2 checks passed"
 
-    def unscaled(query, key, value, in_w, in_b, out_w, out_b, num_heads, mask=None):
-        return _mha(query * math.sqrt(query.size(-1) // num_heads), key, value, in_w, in_b, out_w, out_b,
-                    num_heads, mask)
 
-    with pytest.raises(AssertionError, match="padding"):
-        check("ch07-multi-head-attention", no_mask)
-    with pytest.raises(AssertionError, match="num_heads"):
-        check("ch07-multi-head-attention", lambda *a: _mha(*a[:7], 1, a[8]))   # one head only
-    with pytest.raises(AssertionError):
-        check("ch07-multi-head-attention", unscaled)
+def test_kv_cache_check_rejects_wrong_answers():
+    with pytest.raises(AssertionError, match="append"):
+        check("ch07-kv-cache", lambda *a: _decode_step(*a, append=False))      # forgets to append
+    with pytest.raises(AssertionError, match="positional encoding"):
+        check("ch07-kv-cache", lambda *a: _decode_step(*a, place=False))       # every token at position 0
 
+    def no_cache(model, token, position, memory, src_mask, cache):             # returns a cache of token ids
+        ids = token[:, None] if cache is None else torch.cat([cache[0], token[:, None]], 1)
+        return model.decode(ids, memory, src_mask)[0][:, -1], [ids, ids]
+
+    with pytest.raises(AssertionError, match="not the token ids"):
+        check("ch07-kv-cache", no_cache)
 
 def test_encoder_layer_check():
     assert check("ch07-encoder-layer", _encoder_layer) == "ch07-encoder-layer: all 2 checks passed"

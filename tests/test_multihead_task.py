@@ -103,10 +103,13 @@ def test_conflict_positions_mark_an_older_token_after_the_other_colours_latest()
     x = _coloured([RED, BLUE, RED, PLAIN, BLUE], [1, 2, 3, 4, 5])
     # t=2: the older red (t=0) lies before the latest blue (t=1): no conflict;
     # t=4: the older blue (t=1) lies before the latest red (t=2): no conflict
-    assert conflict_positions(x, 10).tolist() == [[False] * 5]
+    crossed, older = conflict_positions(x, 10)
+    assert crossed.tolist() == [[False] * 5]
+    assert older.tolist() == [[False, False, True, True, True]]       # an older red from t=2, blue from t=4
     x = _coloured([BLUE, RED, RED, PLAIN], [1, 2, 3, 4])
     # t=2: older red (t=1) lies after the latest blue (t=0): a conflict, and it stays one at t=3
-    assert conflict_positions(x, 10).tolist() == [[False, False, True, True]]
+    crossed, older = conflict_positions(x, 10)
+    assert crossed.tolist() == [[False, False, True, True]] and older.tolist() == [[False, False, True, True]]
 
 
 def test_latest_pair_shares_reads_a_known_pattern():
@@ -124,7 +127,7 @@ def test_accuracy_restricted_to_positions():
     model = TwoPositionModel(10, 6, 8, 2, num_inputs=30)
     x, y = latest_pair_batch(50, 6, 10, torch.Generator().manual_seed(1))
     everywhere = accuracy(model, x, y)
-    crossed = conflict_positions(x, 10)
+    crossed, _ = conflict_positions(x, 10)
     a, b = accuracy(model, x, y, crossed), accuracy(model, x, y, ~crossed)
     n_a, n_b = ((y != IGNORE) & crossed).sum(), ((y != IGNORE) & ~crossed).sum()
     assert abs((a * n_a + b * n_b) / (n_a + n_b) - everywhere) < 1e-6

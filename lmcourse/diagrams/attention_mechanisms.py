@@ -113,7 +113,7 @@ def attention(*, shapes: bool = True) -> Figure:
     q, k, v = (_box(ax, x, 0.8, 0.9, 0.42, name, "input", size=11) for x, name in
                ((0.75, "Q"), (1.85, "K"), (3.6, "V")))
     if shapes:
-        _text(ax, 2.2, 0.3, "Q, K, V:  (B, h, T, d_k) each", size=SMALL)
+        _text(ax, 2.2, 0.3, "Q, K: (B, h, T, d_k);  V: (B, h, T, d_v)", size=SMALL)
     mm1 = _box(ax, col, 1.7, w, 0.42, "MatMul   Q Kᵀ", "attention")
     scale = _box(ax, col, 2.5, w, 0.42, "Scale   ÷ √d_k", "attention")
     mask = _box(ax, col, 3.3, w, 0.42, "Mask (optional)", "attention", dashed=True)
@@ -126,7 +126,7 @@ def attention(*, shapes: bool = True) -> Figure:
     _edge(ax, mask.top, soft.bottom, "hidden keys → −∞")
     _edge(ax, soft.top, mm2.bottom, shape("weights (B, h, T, T)"))
     _arrow(ax, v.top, (v.x, mm2.y), mm2.right)
-    _edge(ax, mm2.top, (col, 5.55), shape("(B, h, T, d_k)"))
+    _edge(ax, mm2.top, (col, 5.55), shape("(B, h, T, d_v)"))
     _divider(ax, (4.45, 0.2), (4.45, 6.0))
 
     _text(ax, 6.75, 5.9, "Multi-head attention", size=TITLE, bold=True)

@@ -6,6 +6,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from lmcourse.diagrams._drawing import (
+    ACCENT,
     FONT,
     SMALL,
     TEXT,
@@ -22,6 +23,7 @@ from lmcourse.diagrams._drawing import (
     _spread,
     _stack,
     _text,
+    _token_row,
     diagram,
 )
 from lmcourse.validate import check_int, check_type
@@ -101,9 +103,10 @@ def transformer_model(*, shapes: bool = True) -> Figure:
     def shape(text: str) -> str:
         return text if shapes else ""
 
-    for x, name, ids in ((ex, "source tokens", "(B, S)"), (dx, "target tokens, shifted right (BOS first)", "(B, T)")):
+    for x, name, ids, vocab in ((ex, "source tokens", "(B, S)", "V_src"),
+                                (dx, "target tokens, shifted right (BOS first)", "(B, T)", "V_tgt")):
         tokens = _box(ax, x, 0.45, w, 0.45, name, "input", size=SMALL)
-        embed = _box(ax, x, 1.45, w, 0.5, "Embedding (V, d_model), × √d_model", "embedding", size=SMALL)
+        embed = _box(ax, x, 1.45, w, 0.5, f"Embedding ({vocab}, d_model), × √d_model", "embedding", size=SMALL)
         _edge(ax, tokens.top, embed.bottom, shape(ids + " ids"), side="right")
         plus = _node(ax, x, 2.45, "+")
         _edge(ax, embed.top, plus.bottom, shape(ids[:-1] + ", d_model)"), side="right")
@@ -119,14 +122,15 @@ def transformer_model(*, shapes: bool = True) -> Figure:
     _arrow(ax, encoder.top, (ex, 5.6), (4.3, 5.6), (4.3, 4.3), decoder.left)
     _text(ax, ex - 0.05, 5.68, "encoder output" + shape(" (B, S, d_model)"), size=SMALL, ha="left", va="bottom")
     _text(ax, ex + 0.1, 5.3, "K and V of every cross-attention", size=SMALL, ha="left")
-    linear = _box(ax, dx, 6.1, w, 0.5, "Linear d_model → V", "output", size=SMALL)
+    linear = _box(ax, dx, 6.1, w, 0.5, "Linear d_model → V_tgt", "output", size=SMALL)
     softmax = _box(ax, dx, 6.95, w, 0.45, "softmax", "output", size=SMALL)
     out = _box(ax, dx, 7.8, w, 0.45, "P(next target token)", "output", size=SMALL)
     _edge(ax, decoder.top, linear.bottom, shape("(B, T, d_model)"), side="right")
-    _edge(ax, linear.top, softmax.bottom, shape("(B, T, V)"), side="right")
+    _edge(ax, linear.top, softmax.bottom, shape("(B, T, V_tgt)"), side="right")
     _arrow(ax, softmax.top, out.bottom)
     _text(ax, 0.25, 7.5, "Base model of the paper: N = 6, d_model = 512,\nh = 8 heads, d_ff = 2048, 65M parameters;\n"
-          "the two embeddings and the output Linear share\none weight matrix (one subword vocabulary).",
+          "one subword vocabulary (V_src = V_tgt), so the two\n"
+          "embeddings and the output Linear share one weight matrix.",
           size=SMALL, ha="left")
     return fig
 
@@ -229,4 +233,96 @@ def what_each_model_sees(*, position: int = 2, matrices: bool = True) -> Figure:
         for cx, cells, note in zip(centres, grids, notes, strict=True):
             _grid(ax, cells, cx - n * cell / 2 + 0.15, top, cell, words)
             _text(ax, cx, 0.15, note, size=SMALL)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 7 (continued): the two ways a decoder runs, and beam search
+
+
+@diagram
+def teacher_forcing(*, steps: int = 4) -> Figure:
+    """Training against inference for a decoder writing "2 0 9 7": with teacher forcing the reference,
+    shifted right by one (BOS first), is the input and every position is predicted in one pass under the
+    causal mask; generating, the decoder starts from BOS and runs once per token, feeding back each
+    token it wrote (the first ``steps`` steps drawn)."""
+    check_int(steps, "steps", minimum=2, maximum=4)
+    fig, ax = _canvas(9.0, 4.9)
+    _divider(ax, (4.3, 0.3), (4.3, 4.5))
+    _text(ax, 2.15, 4.65, "Training: teacher forcing, one pass", size=TITLE, bold=True)
+    _text(ax, 6.65, 4.65, "Inference: one pass per token", size=TITLE, bold=True)
+    target = ["2", "0", "9", "7", "EOS"]
+    xs = _spread(2.35, 5, 0.68)
+    inputs = _token_row(ax, ["BOS", *target[:-1]], xs, 0.95, w=0.56, kinds=["special"] + ["input"] * 4, size=SMALL)
+    decoder = _box(ax, 2.35, 2.25, 3.5, 0.75, "decoder, causal mask:\nposition t sees inputs ≤ t", "attention",
+                   size=SMALL)
+    outputs = _token_row(ax, target, xs, 3.55, w=0.56, kinds="output", size=SMALL)
+    for low, high in zip(inputs, outputs, strict=True):
+        _arrow(ax, low.top, (low.x, decoder.bottom[1]))
+        _arrow(ax, (high.x, decoder.top[1]), high.bottom)
+    _text(ax, 0.12, 0.95, "input", size=SMALL, ha="left")
+    _text(ax, 0.12, 3.55, "target", size=SMALL, ha="left")
+    _text(ax, 2.35, 0.42, "input = the reference target shifted right by one", size=SMALL)
+    _text(ax, 2.35, 4.12, "loss: cross-entropy at every position at once", size=SMALL)
+
+    rows = _spread(2.45, steps, 3.4 / steps)[::-1]                        # step 1 at the top
+    written = ["BOS", *target]
+    for k, y in enumerate(rows):
+        prefix = _token_row(ax, written[:k + 1], [4.75 + 0.5 * j for j in range(k + 1)], y, w=0.42, h=0.36,
+                            kinds=["special"] + ["input"] * k, size=SMALL)
+        dec = _box(ax, 7.5, y, 0.95, 0.36, "decoder", "attention", size=SMALL)
+        out = _box(ax, 8.55, y, 0.5, 0.36, written[k + 1], "output", size=SMALL)
+        _arrow(ax, prefix[-1].right, dec.left)
+        _arrow(ax, dec.right, out.left)
+        _text(ax, 4.42, y, f"{k + 1}", size=SMALL, ha="right", bold=True)
+        if k + 1 < steps:                                                 # the written token comes back
+            _arrow(ax, out.bottom, (4.75 + 0.5 * (k + 1), rows[k + 1] + 0.18), dashed=True, color=ACCENT)
+    more = len(target) - steps
+    _text(ax, 6.65, 0.42, "step (left), prefix → next token; dashed: the token written is fed back;"
+          f"\n{more} more step{'s' if more > 1 else ''} until EOS", size=SMALL)
+    return fig
+
+
+@diagram
+def beam_search_tree(*, beam_size: int = 2) -> Figure:
+    """Beam search on a toy decoder: every kept prefix is extended by every token, and only the
+    ``beam_size`` prefixes with the highest total log-probability survive each step (the rest pruned,
+    dashed); greedy decoding takes the likelier first token and ends worse than the beam."""
+    check_int(beam_size, "beam_size", minimum=1, maximum=2)
+    fig, ax = _canvas(9.0, 4.6)
+    _text(ax, 4.5, 4.4, f"Beam search, beam size {beam_size}: total log-probability beside each prefix",
+          size=TITLE, bold=True)
+    # (prefix, step log-probability) for every node the search scores; children follow their parent
+    # probabilities: every expansion's listed tokens take less than all of it (exp(-0.5) + exp(-1.2) + exp(-2.5) < 1)
+    tree = {("2",): -0.50, ("1",): -1.20, ("9",): -2.50,
+            ("2", "0"): -2.00, ("2", "9"): -2.20, ("1", "9"): -0.30, ("1", "8"): -1.60,
+            ("2", "0", "EOS"): -0.20, ("1", "9", "EOS"): -0.10}
+    total = {p: sum(tree[p[:k + 1]] for k in range(len(p))) for p in tree}
+    kept, frontier = set(), [()]
+    for depth in (1, 2, 3):
+        children = [p for p in tree if len(p) == depth and p[:-1] in frontier]
+        frontier = sorted(children, key=lambda p: -total[p])[:beam_size]
+        kept |= set(frontier)
+    best = max((p for p in kept if p[-1] == "EOS"), key=lambda p: total[p])
+    column = {0: 0.7, 1: 2.7, 2: 5.0, 3: 7.5}
+    rows = {("2",): 3.45, ("1",): 1.95, ("9",): 0.85, ("2", "0"): 3.85, ("2", "9"): 3.05,
+            ("1", "9"): 2.35, ("1", "8"): 1.55, ("2", "0", "EOS"): 3.85, ("1", "9", "EOS"): 2.35}
+    place = {(): Box(column[0], 2.35, 0.8, 0.42)}
+    _box(ax, column[0], 2.35, 0.8, 0.42, "BOS", "special", size=SMALL)
+    for p in tree:                                                        # parents come before children
+        x, y = column[len(p)], rows[p]
+        on_beam, on_best = p in kept, p == best[:len(p)]
+        label = f"{' '.join(p)}   {total[p]:.2f}"
+        box = _box(ax, x, y, 1.5, 0.4, label, "output" if on_beam else "input", size=SMALL, dashed=not on_beam,
+                   lw=2.0 if on_best else 1.0)
+        parent = place[p[:-1]]
+        _edge(ax, parent.right, box.left, f"{tree[p]:+.2f}", side="above", at=0.55, dashed=not on_beam,
+              color=ACCENT if on_best else "#333333" if on_beam else "#999999")
+        place[p] = box
+    greedy = ("2", "0", "EOS")
+    _text(ax, 8.35, 1.2, f"best finished: {' '.join(best)}, {total[best]:.2f}", size=SMALL, ha="right")
+    _text(ax, 8.35, 0.85, f"greedy: {' '.join(greedy)}, {total[greedy]:.2f}", size=SMALL, ha="right")
+    _text(ax, 0.2, 0.42, "Solid boxes, dark edges: kept on the beam; dashed, grey: pruned; orange edges and thick "
+          "boxes: the best path.", size=SMALL, ha="left")
+    _text(ax, 0.2, 0.14, "Numbers on the edges: the log-probability of that token.", size=SMALL, ha="left")
     return fig

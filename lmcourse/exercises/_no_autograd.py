@@ -4,11 +4,19 @@ from contextlib import ExitStack, contextmanager
 from unittest.mock import patch
 
 import torch
+import torch.autograd.forward_ad
+import torch.autograd.functional
+import torch.func
 
-#: every way to build or run a graph that a candidate could reach for
+#: every way to build or run a graph that a candidate could reach for (torch.func and the functional
+#: and forward-mode APIs differentiate even under torch.no_grad())
 _REFUSED = [(torch.Tensor, "backward"), (torch.autograd, "backward"), (torch.autograd, "grad"),
             (torch, "enable_grad"), (torch.autograd, "enable_grad"), (torch, "set_grad_enabled"),
-            (torch.autograd, "set_grad_enabled")]
+            (torch.autograd, "set_grad_enabled"),
+            *((torch.func, name) for name in ("grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
+                                               "hessian", "linearize")),
+            *((torch.autograd.functional, name) for name in ("vjp", "jvp", "vhp", "hvp", "jacobian", "hessian")),
+            (torch.autograd.forward_ad, "make_dual")]
 
 
 @contextmanager

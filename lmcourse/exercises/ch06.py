@@ -3,30 +3,37 @@ import torch
 
 from lmcourse.attention import AdditiveScore
 
-__all__ = ["masked_softmax", "multi_head_attention", "additive_score", "dot_variance"]
+__all__ = ["local_p_weights", "multi_head_attention", "additive_score", "dot_variance"]
 
 
-def masked_softmax(candidate) -> int:
-    """``candidate(scores, mask)``: softmax over the last axis where blocked entries (mask False)
-    get weight exactly 0; scores (..., Tk), mask bool broadcastable to scores."""
+def _local_p_reference(scores: torch.Tensor, p: torch.Tensor, D: int) -> torch.Tensor:
+    s = torch.arange(scores.size(-1), dtype=scores.dtype)
+    offset = s - p[:, None]                                                     # (B, S)
+    align = scores.masked_fill(offset.abs() > D, float("-inf")).softmax(-1)     # softmax over the window
+    return align * torch.exp(-offset ** 2 / (2 * (D / 2) ** 2))
+
+
+def local_p_weights(candidate) -> int:
+    """``candidate(scores (B, S), p (B,), D) -> (B, S)``: Luong et al.'s local-p weights for one decoder
+    step: the softmax of the scores over the window |s - p| <= D, times exp(-(s - p)^2 / (2 sigma^2)) with
+    sigma = D / 2, exactly 0 outside the window, not renormalised."""
     g = torch.Generator().manual_seed(0)
-    scores = torch.randn(2, 3, 5, generator=g) * 3
-    mask = torch.rand(2, 3, 5, generator=g) > 0.4
-    mask[..., 0] = True                                   # every row keeps at least one key
-    out = candidate(scores.clone(), mask)
+    scores = torch.randn(3, 12, generator=g) * 2
+    p = torch.tensor([5.3, 0.4, 11.0])                                          # inside, at the left edge, at the end
+    out = candidate(scores.clone(), p.clone(), 2)
     assert isinstance(out, torch.Tensor) and out.shape == scores.shape, \
         f"expected a tensor of shape {tuple(scores.shape)}, got {getattr(out, 'shape', type(out))}"
-    assert torch.all(out[~mask] == 0), \
-        "blocked positions must get weight exactly 0: fill their scores with -inf before the softmax, not 0"
-    assert torch.allclose(out.sum(-1), torch.ones(2, 3), atol=1e-6), "every row must sum to 1"
-    expected = scores.masked_fill(~mask, float("-inf")).softmax(-1)
-    assert torch.allclose(out, expected, atol=1e-6), \
-        "the unblocked weights must be the softmax of the unblocked scores alone"
-    causal = torch.ones(4, 4, dtype=torch.bool).tril()
-    out = candidate(torch.zeros(1, 4, 4), causal)
-    assert torch.allclose(out[0, 3], torch.full((4,), 0.25)) and torch.allclose(out[0, 1, :2], torch.full((2,), 0.5)), \
-        "with equal scores and a causal mask, row i must spread its weight evenly over i + 1 keys " \
-        "(the mask must broadcast over the batch)"
+    outside = (torch.arange(12) - p[:, None]).abs() > 2
+    assert torch.all(out[outside] == 0), "positions farther than D from p must get weight exactly 0"
+    expected = _local_p_reference(scores, p, 2)
+    assert not torch.allclose(out.sum(-1), torch.ones(3), atol=1e-4), \
+        "the weights must not be renormalised after the Gaussian (Luong et al. do not)"
+    assert torch.allclose(out, expected, atol=1e-5), \
+        "inside the window: the softmax of the window's scores alone, times exp(-(s - p)^2 / (2 sigma^2)), " \
+        "sigma = D / 2"
+    wide = candidate(scores.clone(), p.clone(), 4)
+    assert torch.allclose(wide, _local_p_reference(scores, p, 4), atol=1e-5), \
+        "with D = 4 the window and sigma (D / 2 = 2) must both grow"
     return 4
 
 

@@ -3,11 +3,10 @@ import itertools
 import math
 
 import torch
-from torch import nn
 
-from lmcourse.transformer import EncoderLayer
+from lmcourse.transformer import EncoderLayer, Seq2SeqTransformer, TransformerConfig
 
-__all__ = ["sinusoidal_encoding", "multi_head_attention", "encoder_layer", "beam_search"]
+__all__ = ["sinusoidal_encoding", "kv_cache", "encoder_layer", "beam_search"]
 
 
 def sinusoidal_encoding(candidate) -> int:
@@ -28,41 +27,46 @@ def sinusoidal_encoding(candidate) -> int:
     return 4
 
 
-MHA_TOLERANCE = 1e-5
+KV_TOLERANCE = 1e-5
 
 
-def multi_head_attention(candidate) -> int:
-    """``candidate(query (B, T, d), key (B, S, d), value (B, S, d), in_proj_weight (3d, d),
-    in_proj_bias (3d,), out_proj_weight (d, d), out_proj_bias (d,), num_heads, key_padding_mask
-    (B, S) bool, True = padding or None)`` -> (output (B, T, d), weights (B, num_heads, T, S)),
-    matched against ``torch.nn.MultiheadAttention`` holding the same weights, to 1e-5."""
-    g = torch.Generator().manual_seed(7)
-    checks = 0
-    for num_heads, (T, S), padded in ((1, (4, 4), False), (4, (3, 6), False), (4, (5, 6), True)):
-        d = 16
-        ref = nn.MultiheadAttention(d, num_heads, batch_first=True).eval()
-        with torch.no_grad():
-            for p in ref.parameters():
-                p.copy_(torch.randn(p.shape, generator=g) * 0.3)
-        q, k, v = (torch.randn(2, n, d, generator=g) for n in (T, S, S))
-        mask = torch.tensor([[False] * S, [False] * (S - 2) + [True] * 2]) if padded else None
-        want, want_w = ref(q, k, v, key_padding_mask=mask, average_attn_weights=False)
-        got = candidate(q, k, v, ref.in_proj_weight.detach(), ref.in_proj_bias.detach(),
-                        ref.out_proj.weight.detach(), ref.out_proj.bias.detach(), num_heads, mask)
-        assert isinstance(got, tuple) and len(got) == 2, "return (output, weights)"
-        out, w = got
-        assert tuple(out.shape) == (2, T, d), f"output must be (B, T, d) = (2, {T}, {d}), got {tuple(out.shape)}"
-        assert tuple(w.shape) == (2, num_heads, T, S), \
-            f"weights must be (B, num_heads, T, S) = (2, {num_heads}, {T}, {S}), got {tuple(w.shape)}"
-        assert torch.allclose(w, want_w, atol=MHA_TOLERANCE), (
-            f"with {num_heads} heads{' and padding' if padded else ''} the attention weights differ from "
-            f"torch's by {(w - want_w).abs().max():.2e}: split the heads before the softmax, scale by "
-            "sqrt(d / num_heads), and give padded keys -inf before the softmax")
-        assert torch.allclose(out, want, atol=MHA_TOLERANCE), \
-            (f"the weights match but the output differs by {(out - want).abs().max():.2e}: "
-             "concatenate the heads, then out_proj")
-        checks += 1
-    return checks
+def kv_cache(candidate) -> int:
+    """``candidate(model, token (B,), position, memory, src_mask, cache)`` -> (logits (B, V), cache): one step
+    of incremental decoding for a post-LN :class:`Seq2SeqTransformer` in eval mode. ``cache`` is None at
+    position 0 and afterwards what the previous call returned: one (K, V) pair per decoder layer, each
+    (B, h, position + 1, d_head) after the call. The logits must equal the full recompute's at every step."""
+    torch.manual_seed(0)
+    config = TransformerConfig(src_vocab_size=12, tgt_vocab_size=10, d_model=16, num_heads=4, num_encoder_layers=1,
+                               num_decoder_layers=2, d_ff=32, dropout=0.0, max_len=16)
+    model = Seq2SeqTransformer(config).eval()
+    g = torch.Generator().manual_seed(11)
+    src = torch.randint(1, 12, (3, 7), generator=g)
+    src[2, 5:] = 0                                                    # one padded source
+    tgt = torch.randint(1, 10, (3, 8), generator=g)                   # BOS and what was written, no padding
+    with torch.no_grad():
+        memory, src_mask, _ = model.encode(src)
+        full = model.decode(tgt, memory, src_mask)[0]                 # (3, 8, V): position t sees tokens <= t
+        cache = None
+        for t in range(tgt.size(1)):
+            got = candidate(model, tgt[:, t], t, memory, src_mask, cache)
+            assert isinstance(got, tuple) and len(got) == 2, "return (logits, cache)"
+            logits, cache = got
+            assert isinstance(logits, torch.Tensor) and tuple(logits.shape) == (3, config.tgt_vocab_size), \
+                f"logits must be (B, V) = (3, {config.tgt_vocab_size}), got {getattr(logits, 'shape', type(logits))}"
+            assert isinstance(cache, (list, tuple)) and len(cache) == config.num_decoder_layers, \
+                f"the cache must hold one (K, V) pair per decoder layer ({config.num_decoder_layers})"
+            assert all(isinstance(pair, (tuple, list)) and len(pair) == 2 and
+                       all(isinstance(x, torch.Tensor) for x in pair) for pair in cache), \
+                "each entry of the cache must be a (K, V) pair of tensors: the keys and values, not the token ids"
+            for k, v in cache:
+                assert tuple(k.shape) == tuple(v.shape) == (3, 4, t + 1, 4), (
+                    f"after step {t} every cached K and V must be (B, h, {t + 1}, d_head) = (3, 4, {t + 1}, 4), got "
+                    f"{tuple(k.shape)} and {tuple(v.shape)}: append the new position's key and value to the cache")
+            assert torch.allclose(logits, full[:, t], atol=KV_TOLERANCE), (
+                f"step {t}: the logits differ from the full recompute by {(logits - full[:, t]).abs().max():.2e}; "
+                "add the positional encoding of this position, let the new query attend to every cached key "
+                "(no mask is needed: the cache holds only the past), and keep each layer's residuals and LayerNorms")
+    return 2
 
 
 def encoder_layer(candidate) -> int:
