@@ -31,17 +31,17 @@ def test_multi_head_attention_check():
         check("ch06-multi-head-attention", _sliced_after)
 
 
-def test_additive_score_check():
-    def good(q, k, W, U, v):
-        return torch.tanh((q @ W.T)[:, :, None] + (k @ U.T)[:, None]) @ v
+def test_mha_cost_check():
+    def good(B, T, d, h):
+        return 4 * B * T * d * d + 2 * B * T * T * d, 4 * B * h * T * T
 
-    def no_tanh(q, k, W, U, v):
-        return ((q @ W.T)[:, :, None] + (k @ U.T)[:, None]) @ v
-
-    assert check("ch06-additive-score", good) == "ch06-additive-score: all 2 checks passed"
-    with pytest.raises(AssertionError, match="tanh"):
-        check("ch06-additive-score", no_tanh)
-
+    assert check("ch06-mha-cost", good) == "ch06-mha-cost: all 4 checks passed"
+    with pytest.raises(AssertionError, match="projections"):
+        check("ch06-mha-cost", lambda B, T, d, h: (2 * B * T * T * d, 4 * B * h * T * T))
+    with pytest.raises(AssertionError, match="share out"):
+        check("ch06-mha-cost", lambda B, T, d, h: (4 * B * T * d * d + 2 * B * T * T * d * h, 4 * B * h * T * T))
+    with pytest.raises(AssertionError, match="every head"):
+        check("ch06-mha-cost", lambda B, T, d, h: (4 * B * T * d * d + 2 * B * T * T * d, 4 * B * T * T))
 
 def test_dot_variance_check():
     assert (check("ch06-dot-variance", lambda d, sq, sk: d * sq ** 2 * sk ** 2)

@@ -1,9 +1,7 @@
 """Checks for the exercises of chapter 6 (attention)."""
 import torch
 
-from lmcourse.attention import AdditiveScore
-
-__all__ = ["local_p_weights", "multi_head_attention", "additive_score", "dot_variance"]
+__all__ = ["local_p_weights", "multi_head_attention", "mha_cost", "dot_variance"]
 
 
 def _local_p_reference(scores: torch.Tensor, p: torch.Tensor, D: int) -> torch.Tensor:
@@ -66,24 +64,26 @@ def multi_head_attention(candidate) -> int:
     return checks + 1
 
 
-def additive_score(candidate) -> int:
-    """``candidate(query (B, Tq, d_q), keys (B, Tk, d_k), W (h, d_q), U (h, d_k), v (h,))`` ->
-    scores (B, Tq, Tk) with score[b, i, j] = v . tanh(W query[b, i] + U keys[b, j])."""
-    g = torch.Generator().manual_seed(0)
-    q, k = torch.randn(2, 3, 6, generator=g), torch.randn(2, 4, 5, generator=g)
-    ref = AdditiveScore(6, 5, 7)
-    with torch.no_grad():
-        for p in ref.parameters():
-            p.copy_(torch.randn(p.shape, generator=g))
-        expected = ref(q, k)
-    out = candidate(q.clone(), k.clone(), ref.W.weight.detach().clone(), ref.U.weight.detach().clone(),
-                    ref.v.weight.detach()[0].clone())
-    assert isinstance(out, torch.Tensor) and out.shape == (2, 3, 4), \
-        f"scores must have shape (B, Tq, Tk) = (2, 3, 4), got {getattr(out, 'shape', type(out))}"
-    assert torch.allclose(out, expected, atol=1e-5), \
-        "scores differ from v^T tanh(W q + U k): project q and k first, add them on the (Tq, Tk) grid " \
-        "(query[:, :, None] + keys[:, None]), then tanh and the dot product with v"
-    return 2
+def mha_cost(candidate) -> int:
+    """``candidate(B, T, d_model, h) -> (multiply_adds, weight_bytes)`` for one multi-head self-attention
+    layer's forward pass on the explicit path: the multiply-adds of the four projections, the scores
+    and the weighted sum, and the bytes of the float32 attention weights it stores."""
+    cases = [(1, 8, 16, 1), (2, 8, 16, 4), (3, 100, 64, 8), (1, 512, 512, 8)]
+    for B, T, d, h in cases:
+        out = candidate(B, T, d, h)
+        assert isinstance(out, tuple) and len(out) == 2, f"return (multiply_adds, weight_bytes), got {out!r}"
+        macs, weight_bytes = (int(v) for v in out)
+        assert weight_bytes == 4 * B * h * T * T, \
+            f"B={B}, T={T}, h={h}: every head of every sequence stores a (T, T) table of 4-byte floats"
+        score_macs = 2 * B * T * T * d
+        if macs != 4 * B * T * d * d + score_macs:
+            if macs == score_macs:
+                raise AssertionError("the four projections (queries, keys, values and the output) cost too")
+            if macs == 4 * B * T * d * d + score_macs * h:
+                raise AssertionError("the heads share out d_model: the score products cost T * T * (d / h) per head")
+            raise AssertionError(f"B={B}, T={T}, d_model={d}, h={h}: count the four (d, d) projections of every "
+                                 "token, Q K^T and the weighted sum of the values")
+    return len(cases)
 
 
 def dot_variance(candidate) -> int:
