@@ -1,4 +1,5 @@
-"""A guard for the "write the backward pass by hand" exercises: autograd is refused while it is active."""
+"""For the "write the backward pass by hand" exercises: a guard that refuses autograd while the reader's
+function runs, and the comparison of its gradients with autograd's."""
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from unittest.mock import patch
@@ -31,3 +32,17 @@ def refusing_autograd(name: str) -> Iterator[None]:
         for owner, attribute in _REFUSED:
             stack.enter_context(patch.object(owner, attribute, refuse))
         yield
+
+
+def assert_gradients_match(got, params: dict, where: str, hint: str) -> None:
+    """``got``, the reader's {name: gradient}, against ``params`` {name: parameter with .grad}: same keys,
+    shapes and values to 1e-5; ``where`` names the case (e.g. "(6 steps)"), ``hint`` says how to get it right."""
+    keys = sorted(got) if isinstance(got, dict) else type(got).__name__
+    assert isinstance(got, dict) and set(got) == set(params), (
+        f"return a dict with the keys {sorted(params)}, got {keys}")
+    for name, param in params.items():
+        g = torch.as_tensor(got[name]).float()
+        assert g.shape == param.shape, (
+            f"d loss / d {name}: expected shape {tuple(param.shape)}, got {tuple(g.shape)}")
+        assert torch.allclose(g, param.grad, atol=1e-5), (
+            f"{where} d loss / d {name} differs from autograd's by up to {(g - param.grad).abs().max():.3g}. {hint}")

@@ -2,7 +2,7 @@
 import torch
 from torch import nn
 
-from lmcourse.exercises._no_autograd import refusing_autograd
+from lmcourse.exercises._no_autograd import assert_gradients_match, refusing_autograd
 from lmcourse.gradients import scaled_orthogonal
 from lmcourse.rnn import RNNCell
 
@@ -36,19 +36,11 @@ def rnn_bptt(candidate) -> int:
         plain = {k: v.detach().clone() for k, v in params.items()}
         with refusing_autograd("rnn_bptt"):                # no graph can be built while the candidate runs
             got = candidate(plain, x.clone(), target.clone())
-        keys = sorted(got) if isinstance(got, dict) else type(got).__name__
-        assert isinstance(got, dict) and set(got) == set(params), (
-            f"return a dict with the keys {sorted(params)}, got {keys}")
-        for name, param in params.items():
-            g = torch.as_tensor(got[name]).float()
-            assert g.shape == param.shape, (
-                f"d loss / d {name}: expected shape {tuple(param.shape)}, got {tuple(g.shape)}")
-            assert torch.allclose(g, param.grad, atol=1e-5), (
-                f"({steps} steps) d loss / d {name} differs from autograd's by up to "
-                f"{(g - param.grad).abs().max():.3g}. "
-                "The loss is the mean over batch and steps; go back from t = T to 1 carrying dL/dh_t, which gets the "
-                "output's part W_hy^T (softmax(y_t) - one_hot) plus the part that came back from step t + 1; multiply "
-                "by tanh'(z_t) = 1 - h_t^2 before W_ih, W_hh and the biases; W_hh's gradient at step t uses h_(t-1)")
+        assert_gradients_match(
+            got, params, f"({steps} steps)",
+            "The loss is the mean over batch and steps; go back from t = T to 1 carrying dL/dh_t, which gets the "
+            "output's part W_hy^T (softmax(y_t) - one_hot) plus the part that came back from step t + 1; multiply "
+            "by tanh'(z_t) = 1 - h_t^2 before W_ih, W_hh and the biases; W_hh's gradient at step t uses h_(t-1)")
     return 2
 
 
