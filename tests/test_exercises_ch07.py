@@ -4,24 +4,8 @@ import math
 import pytest
 import torch
 
+from lmcourse.attention import causal_mask, padding_mask
 from lmcourse.exercises import check
-
-
-def _mha(query, key, value, in_w, in_b, out_w, out_b, num_heads, key_padding_mask=None):
-    B, T, d = query.shape
-    S = key.size(1)
-    W_q, W_k, W_v = in_w.chunk(3)
-    b_q, b_k, b_v = in_b.chunk(3)
-
-    def split(t, n):
-        return t.view(B, n, num_heads, d // num_heads).transpose(1, 2)
-
-    q, k, v = split(query @ W_q.T + b_q, T), split(key @ W_k.T + b_k, S), split(value @ W_v.T + b_v, S)
-    scores = q @ k.transpose(-1, -2) / math.sqrt(d // num_heads)
-    if key_padding_mask is not None:
-        scores = scores.masked_fill(key_padding_mask[:, None, None, :], float("-inf"))
-    w = scores.softmax(-1)
-    return (w @ v).transpose(1, 2).reshape(B, T, d) @ out_w.T + out_b, w
 
 
 def _layer_norm(x, norm):
@@ -30,22 +14,34 @@ def _layer_norm(x, norm):
     return (x - mean) / torch.sqrt(var + norm.eps) * norm.weight + norm.bias
 
 
-def _attention(x, attn, heads):
-    w_in = torch.cat([attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight])
-    b_in = torch.cat([attn.q_proj.bias, attn.k_proj.bias, attn.v_proj.bias])
-    return _mha(x, x, x, w_in, b_in, attn.out_proj.weight, attn.out_proj.bias, heads)[0]
+def _attention(x, source, attn, keep=None):
+    """Multi-head attention from the projections: queries from x (B, T, d), keys and values from source
+    (B, S, d); keep (B, 1 or T, S) bool or None."""
+    heads = attn.num_heads
+    q, k, v = (attn._split(p(t)) for p, t in ((attn.q_proj, x), (attn.k_proj, source), (attn.v_proj, source)))
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.size(-1))
+    if keep is not None:
+        scores = scores.masked_fill(~keep[:, None], float("-inf"))
+    w = scores.softmax(-1)
+    return attn.out_proj((w @ v).transpose(1, 2).reshape(x.size(0), x.size(1), heads * q.size(-1)))
 
 
 def _ffn(x, ff):
     return torch.relu(x @ ff.linear1.weight.T + ff.linear1.bias) @ ff.linear2.weight.T + ff.linear2.bias
 
 
-def _encoder_layer(x, layer, heads=4):
-    if layer.norm_first:
-        x = x + _attention(_layer_norm(x, layer.norm1), layer.self_attn, heads)
-        return x + _ffn(_layer_norm(x, layer.norm2), layer.ff)
-    x = _layer_norm(x + _attention(x, layer.self_attn, heads), layer.norm1)
-    return _layer_norm(x + _ffn(x, layer.ff), layer.norm2)
+def _decoder_layer(y, memory, src_keep, layer, causal=True, padding=True, norm_first=None):
+    T = y.size(1)
+    self_keep = torch.ones(T, T, dtype=torch.bool).tril().expand(y.size(0), T, T) if causal else None
+    cross_keep = src_keep[:, None, :] if padding else None
+    ln = _layer_norm
+    if layer.norm_first if norm_first is None else norm_first:
+        y = y + _attention(ln(y, layer.norm1), ln(y, layer.norm1), layer.self_attn, self_keep)
+        y = y + _attention(ln(y, layer.norm2), memory, layer.cross_attn, cross_keep)
+        return y + _ffn(ln(y, layer.norm3), layer.ff)
+    y = ln(y + _attention(y, y, layer.self_attn, self_keep), layer.norm1)
+    y = ln(y + _attention(y, memory, layer.cross_attn, cross_keep), layer.norm2)
+    return ln(y + _ffn(y, layer.ff), layer.norm3)
 
 
 def _decode_step(model, token, position, memory, src_mask, cache, append=True, place=True):
@@ -82,28 +78,21 @@ def test_kv_cache_check_rejects_wrong_answers():
     with pytest.raises(AssertionError, match="not the token ids"):
         check("ch07-kv-cache", no_cache)
 
-def test_encoder_layer_check():
-    assert check("ch07-encoder-layer", _encoder_layer) == "ch07-encoder-layer: all 2 checks passed"
+def test_decoder_layer_check():
+    assert check("ch07-decoder-layer", _decoder_layer) == "ch07-decoder-layer: all 2 checks passed"
 
 
-def test_encoder_layer_check_rejects_wrong_answers():
-    def always_post_ln(x, layer):
-        layer.norm_first = False
-        try:
-            return _encoder_layer(x, layer)
-        finally:
-            layer.norm_first = True
-
-    def no_residual(x, layer, heads=4):
-        x = _layer_norm(_attention(x, layer.self_attn, heads), layer.norm1)
-        return _layer_norm(x + _ffn(x, layer.ff), layer.norm2)
-
-    with pytest.raises(AssertionError, match="pre-LN"):
-        check("ch07-encoder-layer", always_post_ln)
-    with pytest.raises(AssertionError, match="post-LN"):
-        check("ch07-encoder-layer", no_residual)
-    with pytest.raises(AssertionError, match="shape"):
-        check("ch07-encoder-layer", lambda x, layer: x[:, 0])
+@pytest.mark.parametrize("wrong, message", [
+    (lambda y, m, k, layer: _decoder_layer(y, m, k, layer, causal=False), "causal mask"),
+    (lambda y, m, k, layer: _decoder_layer(y, m, k, layer, padding=False), "padded source"),
+    (lambda y, m, k, layer: _decoder_layer(y, m, k, layer, norm_first=not layer.norm_first), "wrong side"),
+    (lambda y, m, k, layer: _decoder_layer(y, y, k[:, :1].expand(-1, y.size(1)), layer), "differs"),  # cross on y
+    (lambda y, m, k, layer: layer(y, m, causal_mask(y.size(1)), padding_mask(k))[0], "compute the attention"),
+    (lambda y, m, k, layer: y[:, 0], "shape"),
+])
+def test_decoder_layer_check_rejects_wrong_answers(wrong, message):
+    with pytest.raises(AssertionError, match=message):
+        check("ch07-decoder-layer", wrong)
 
 
 def _beam(step, bos, eos, beam_size, max_len, stop_at_eos=True):

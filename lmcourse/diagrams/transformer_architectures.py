@@ -326,3 +326,105 @@ def beam_search_tree(*, beam_size: int = 2) -> Figure:
           "boxes: the best path.", size=SMALL, ha="left")
     _text(ax, 0.2, 0.14, "Numbers on the edges: the log-probability of that token.", size=SMALL, ha="left")
     return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Chapter 7 (continued): where the LayerNorm sits, and the relative-position bias
+
+
+@diagram
+def layernorm_placement(*, shapes: bool = True) -> Figure:
+    """One sub-layer F (attention or feed-forward) with its residual connection, post-LN against pre-LN:
+    post-LN (Vaswani et al. 2017) normalises the sum, LN(x + F(x)), so the residual path passes through a
+    LayerNorm in every sub-layer; pre-LN (Xiong et al. 2020, GPT-2) normalises only F's input,
+    x + F(LN(x)), so the residual path runs from the embedding to the output untouched."""
+    check_type(shapes, "shapes", bool)
+    fig, ax = _canvas(9.0, 5.0)
+    _divider(ax, (4.5, 0.3), (4.5, 4.6))
+    shape = "(B, T, d_model)" if shapes else ""
+    for centre, side, title, formula, post in ((2.85, 1.3, "Post-LN (the 2017 paper)", "x' = LN(x + F(x))", True),
+                                               (7.3, 5.7, "Pre-LN (GPT-2 and later)", "x' = x + F(LN(x))", False)):
+        panel = 2.25 if post else 6.75
+        _text(ax, panel, 4.75, title, size=TITLE, bold=True)
+        _text(ax, panel, 4.4, formula, size=FONT)
+        split = 0.95
+        _edge(ax, (centre, 0.3), (centre, split), "x " + shape, side="right", at=0.5)
+        _dot(ax, centre, split)
+        if post:
+            block = _box(ax, centre, 1.75, 2.0, 0.5, "Sub-layer F\n(attention or FFN)", "attention", size=SMALL)
+            add = _node(ax, centre, 2.7, "+")
+            norm = _box(ax, centre, 3.45, 2.0, 0.4, "LayerNorm", "norm")
+            _arrow(ax, (centre, split), block.bottom)
+            _arrow(ax, block.top, add.bottom)
+            _arrow(ax, add.top, norm.bottom)
+            _edge(ax, norm.top, (centre, 4.15), "x' " + shape, side="right", at=0.45)
+            _arrow(ax, (centre, split), (side, split), (side, add.y), add.left)
+            _text(ax, 0.15, 3.45, "every path, the\nresidual's too,\npasses a LayerNorm", size=SMALL,
+                  ha="left", color=ACCENT)
+        else:
+            norm = _box(ax, centre, 1.55, 2.0, 0.4, "LayerNorm", "norm")
+            block = _box(ax, centre, 2.4, 2.0, 0.5, "Sub-layer F\n(attention or FFN)", "attention", size=SMALL)
+            add = _node(ax, centre, 3.3, "+")
+            _arrow(ax, (centre, split), norm.bottom)
+            _arrow(ax, norm.top, block.bottom)
+            _arrow(ax, block.top, add.bottom)
+            _edge(ax, add.top, (centre, 4.15), "x' " + shape, side="right", at=0.5)
+            _arrow(ax, (centre, split), (side, split), (side, add.y), add.left, color=ACCENT, lw=1.8)
+            _text(ax, side - 0.08, 3.95, "the residual path\nskips every LayerNorm", size=SMALL, ha="left",
+                  color=ACCENT)
+        ax.text(side + 0.07, 1.9, "residual", fontsize=SMALL, color=TEXT, ha="left", va="center", rotation=90,
+                zorder=5)
+    _text(ax, 4.5, 0.12, "Each stack ends with one more LayerNorm under pre-LN; post-LN needs none.", size=SMALL)
+    return fig
+
+
+@diagram
+def relative_position_bias(*, size: int = 6, max_offset: int = 3) -> Figure:
+    """The relative-position bias of ``lmcourse.relative_position`` (Shaw et al. 2018; T5's sharing of the
+    far offsets): every head learns one score per offset i - j = 0 .. ``max_offset``, the offsets of
+    ``max_offset`` and more sharing the last; the (T, T) table built from it is added to the attention
+    scores before the causal mask and the softmax, at any length T (``size`` drawn)."""
+    check_int(size, "size", minimum=3, maximum=7)
+    check_int(max_offset, "max_offset", minimum=1, maximum=size - 1)
+    fig, ax = _canvas(9.0, 4.9)
+    _text(ax, 4.5, 4.7, f"Relative-position bias: one learned score per head and offset i − j (here {max_offset + 1})",
+          size=TITLE, bold=True)
+    cell, left, top = 2.52 / size, 1.15, 4.05
+    cells = [["masked" if j > i else "attention" if i - j >= max_offset else "feedforward" for j in range(size)]
+             for i in range(size)]
+    _grid(ax, cells, left, top, cell, [str(k) for k in range(size)])
+    for i in range(size):
+        for j in range(i + 1):
+            _text(ax, left + (j + 0.5) * cell, top - (i + 0.5) * cell, f"b{min(i - j, max_offset)}", size=SMALL)
+    bottom = top - size * cell
+    _text(ax, left + size * cell / 2, top + 0.3, "key position j", size=SMALL)
+    ax.text(left - 0.35, top - size * cell / 2, "query position i", fontsize=SMALL, color=TEXT, ha="center",
+            va="center", rotation=90, zorder=5)
+    _text(ax, left + size * cell / 2, bottom - 0.25, f"bias (h, T, T), T = {size}: one head drawn", size=SMALL)
+    _text(ax, 0.2, bottom - 0.6, f"light blue: offsets 0 .. {max_offset - 1}, a score each;", size=SMALL, ha="left")
+    _text(ax, 0.2, bottom - 0.88, f"orange: every offset ≥ {max_offset} shares b{max_offset};", size=SMALL,
+          ha="left")
+    _text(ax, 0.2, bottom - 1.16, "grey: later keys, removed by the causal mask", size=SMALL, ha="left")
+
+    xs = _spread(4.95, max_offset + 1, 0.5)
+    _text(ax, 4.95, 4.2, "learned table, per head", size=SMALL)
+    table = _token_row(ax, [f"b{k}" for k in range(max_offset + 1)], xs, 3.85, w=0.44, h=0.36,
+                       kinds=["feedforward"] * max_offset + ["attention"], size=SMALL)
+    _text(ax, 4.95, 3.45, f"(h, {max_offset + 1}): offsets 0 .. {max_offset}", size=SMALL)
+    _arrow(ax, table[0].left, (left + size * cell + 0.08, table[0].y))
+    _text(ax, 4.95, 3.15, "bias[h, i, j] = b[h, min(i − j, R)]", size=SMALL)
+    _text(ax, 4.95, 2.88, f"R = {max_offset}: the same at any length T", size=SMALL)
+
+    fx = 7.75
+    scores = _box(ax, fx, 3.6, 1.9, 0.5, "scores QKᵀ / √d_k\n(B, h, T, T)", "attention", size=SMALL)
+    add = _node(ax, fx, 2.6, "+")
+    mask = _box(ax, fx, 1.9, 1.9, 0.4, "causal mask", "masked", size=SMALL)
+    soft = _box(ax, fx, 1.25, 1.9, 0.4, "softmax over j", "output", size=SMALL)
+    _arrow(ax, scores.bottom, add.top)
+    _arrow(ax, (left + size * cell + 0.08, add.y), add.left)
+    _text(ax, 6.4, add.y + 0.05, "+ bias", size=SMALL, va="bottom")
+    _arrow(ax, add.bottom, mask.top)
+    _arrow(ax, mask.bottom, soft.top)
+    _edge(ax, soft.bottom, (fx, 0.45), "weights (B, h, T, T)", side="left", at=0.5)
+    _text(ax, 4.95, 0.3, "no position is added\nto the token vectors", size=SMALL)
+    return fig

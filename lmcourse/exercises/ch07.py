@@ -1,12 +1,14 @@
 """Checks for the exercises of chapter 7 (the Transformer)."""
 import itertools
 import math
+from unittest.mock import patch
 
 import torch
 
-from lmcourse.transformer import EncoderLayer, Seq2SeqTransformer, TransformerConfig
+from lmcourse.attention import MultiHeadAttention, causal_mask, padding_mask
+from lmcourse.transformer import DecoderLayer, Seq2SeqTransformer, TransformerConfig
 
-__all__ = ["sinusoidal_encoding", "kv_cache", "encoder_layer", "beam_search"]
+__all__ = ["sinusoidal_encoding", "kv_cache", "decoder_layer", "beam_search"]
 
 
 def sinusoidal_encoding(candidate) -> int:
@@ -69,29 +71,55 @@ def kv_cache(candidate) -> int:
     return 2
 
 
-def encoder_layer(candidate) -> int:
-    """``candidate(x (B, T, d), layer)`` -> layer(x)[0] for a package :class:`EncoderLayer` in eval
-    mode, post-LN and pre-LN, computed from the layer's weights with tensor operations, to 1e-5."""
+def decoder_layer(candidate) -> int:
+    """``candidate(y (B, T, d), memory (B, S, d), src_keep (B, S) bool, layer)`` -> the output of a package
+    :class:`DecoderLayer` in eval mode, ``layer(y, memory, causal_mask(T), padding_mask(src_keep))[0]``,
+    post-LN and pre-LN, computed without the layer's attention modules (their projections may be called),
+    to 1e-5. A wrong answer is named by what it matches: no causal mask, no padding mask, the other
+    LayerNorm placement."""
     torch.manual_seed(0)
+    g = torch.Generator().manual_seed(7)
     checks = 0
     for norm_first in (False, True):
-        layer = EncoderLayer(16, 4, 32, dropout=0.0, norm_first=norm_first).eval()
+        layer = DecoderLayer(16, 4, 32, dropout=0.0, norm_first=norm_first).eval()
         with torch.no_grad():
-            for norm in (layer.norm1, layer.norm2):                  # non-trivial gamma and beta
+            for norm in (layer.norm1, layer.norm2, layer.norm3):        # non-trivial gamma and beta
                 norm.weight.uniform_(0.5, 1.5)
                 norm.bias.uniform_(-0.5, 0.5)
-        x = torch.randn(2, 5, 16) * 3 + 1
+        y = torch.randn(3, 6, 16, generator=g) * 2 + 1                   # (B, T, d): the decoder's input
+        memory = torch.randn(3, 5, 16, generator=g) * 2                 # (B, S, d): the encoder's output
+        src_keep = torch.ones(3, 5, dtype=torch.bool)
+        src_keep[1, 3:], src_keep[2, 1:] = False, False                  # two padded sources
+        causal, keys = causal_mask(6), padding_mask(src_keep)
         with torch.no_grad():
-            want = layer(x)[0]
-            got = candidate(x, layer)
+            want = layer(y, memory, causal, keys)[0]
+            slips = {"the self-attention sees later positions: apply the causal mask (position t reads keys <= t) "
+                     "before the softmax": layer(y, memory, None, keys)[0],
+                     "the cross-attention reads padded source positions: set their scores to -inf before the "
+                     "softmax": layer(y, memory, causal, None)[0]}
+            layer.norm_first = not norm_first
+            slips["the LayerNorms sit on the wrong side of the residual: post-LN is LN(x + F(x)), pre-LN "
+                  "x + F(LN(x))"] = layer(y, memory, causal, keys)[0]
+            layer.norm_first = norm_first
+            with patch.object(MultiHeadAttention, "forward", _refuse_attention), \
+                    patch.object(DecoderLayer, "forward", _refuse_attention):
+                got = candidate(y.clone(), memory.clone(), src_keep.clone(), layer)
         assert isinstance(got, torch.Tensor) and got.shape == want.shape, \
             f"return a tensor of shape {tuple(want.shape)}, got {getattr(got, 'shape', type(got))}"
         name = "pre-LN (norm_first=True)" if norm_first else "post-LN (norm_first=False)"
+        for slip, wrong in slips.items():
+            assert not torch.allclose(got, wrong, atol=1e-5), f"{name}: {slip}"
         assert torch.allclose(got, want, atol=1e-5), (
-            f"{name}: output differs from the package's by {(got - want).abs().max():.2e}; check where the "
-            "LayerNorm goes and that each sublayer's input is added back (the residual)")
+            f"{name}: output differs from the package's by {(got - want).abs().max():.2e}; check that the "
+            "cross-attention takes its queries from the decoder and its keys and values from the memory, the "
+            "scaling by sqrt(d_head) and that each sublayer's input is added back (the residual)")
         checks += 1
     return checks
+
+
+def _refuse_attention(*args, **kwargs):
+    raise AssertionError("compute the attention yourself, from layer.self_attn.q_proj, k_proj, v_proj and "
+                         "out_proj (and cross_attn's): calling the layer or its attention modules is not allowed")
 
 
 BOS, EOS = 0, 1
