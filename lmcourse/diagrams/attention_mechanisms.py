@@ -226,3 +226,94 @@ def attention_masks(*, size: int = 4) -> Figure:
     _box(ax, 5.0, 0.2, 0.3, 0.22, "", "masked")
     _text(ax, 5.22, 0.2, "blocked: score set to −∞, weight 0", size=SMALL, ha="left")
     return fig
+
+
+@diagram
+def luong_attention(*, shapes: bool = True) -> Figure:
+    """One decoder step of Luong et al.'s (2015) global attention with input feeding: the new state
+    s_t scores every encoder state, the context c_t and s_t make the attentional vector
+    a_t = tanh(W_c [c_t; s_t]) (their h̃_t), which predicts y_t and is fed into the next step's input.
+    With ``shapes``, tensor shapes on the edges."""
+    check_type(shapes, "shapes", bool)
+    fig, ax = _canvas(9.0, 5.1)
+    _text(ax, 0.1, 4.9, "Luong et al.'s global attention with input feeding: decoder step t", size=TITLE,
+          bold=True, ha="left")
+    _text(ax, 0.1, 4.55, r"Luong et al. write $h_t$ for $s_t$ and $\tilde h_t$ for $a_t$; the encoder is bidirectional",
+          size=SMALL, ha="left")
+    enc_x = _spread(1.75, 4, 0.8)
+    tokens = _seq_row(ax, enc_x, 0.45, [rf"$x_{j}$" for j in range(1, 5)], "input")
+    enc = _seq_row(ax, enc_x, 1.3, [rf"$h_{j}$" for j in range(1, 5)], "recurrent")
+    for a, b in pairwise(enc):       # the encoder is bidirectional: a second chain backwards
+        _arrow(ax, (b.left[0], b.y - 0.12), (a.right[0], a.y - 0.12))
+    for a, b in zip(tokens, enc, strict=True):
+        _arrow(ax, a.top, b.bottom)
+
+    dec = _seq_row(ax, (4.7, 6.2, 7.75), 1.3, [r"$s_{t-1}$", r"$s_t$", r"$s_{t+1}$"], "recurrent")
+    _text(ax, 3.85, 1.3, "…", size=11)
+    _arrow(ax, (4.05, 1.3), dec[0].left)
+    inputs = [_box(ax, box.x, 0.45, 1.25, 0.38, text, "input", size=SMALL) for box, text in
+              zip(dec[1:], (r"$[E y_{t-1};\, a_{t-1}]$", r"$[E y_t;\, a_t]$"), strict=True)]
+    for inp, box in zip(inputs, dec[1:], strict=True):
+        _arrow(ax, inp.top, box.bottom)
+
+    y_bus, weight = 2.45, dict(color="#B07000")
+    ctx = _node(ax, 5.4, y_bus, "Σ")
+    for j, (box, alpha) in enumerate(zip(enc, (0.1, 0.2, 0.6, 0.1), strict=True), start=1):
+        _arrow(ax, box.top, (box.x, y_bus), head=False, lw=0.8 + 5 * alpha, **weight)
+        _text(ax, box.x + 0.1, 1.95, rf"$\alpha_{{t{j}}}$", size=11, ha="left")
+    _arrow(ax, (enc[0].x, y_bus), ctx.left, lw=1.4, **weight)
+    _text(ax, 0.25, y_bus + 0.12, r"$\alpha_{tj} = \mathrm{softmax}_j\; s_t^\top W_a h_j$  (score with the new state)",
+          size=SMALL, ha="left", va="bottom")
+    if shapes:
+        _text(ax, 3.45, 1.85, "h: (B, S, 2H)", size=SMALL, ha="left")
+    _arrow(ax, (dec[1].x - 0.15, dec[1].top[1]), (ctx.x + 0.12, ctx.y - 0.12), dashed=True)
+    _text(ax, 5.6, 1.95, r"query $s_t$", size=SMALL, ha="right")
+
+    combine = _box(ax, 6.2, 3.4, 2.1, 0.42, r"$a_t = \tanh(W_c\,[c_t; s_t])$", "attention")
+    _edge(ax, ctx.top, (ctx.x, combine.bottom[1]), r"$c_t$" + (" (B, 2H)" if shapes else ""), side="left")
+    _edge(ax, (6.45, dec[1].top[1]), (6.45, combine.bottom[1]), r"$s_t$" + (" (B, H)" if shapes else ""),
+          side="right", at=0.6)
+    out = _box(ax, 6.2, 4.3, 2.1, 0.4, r"$p(y_t) = \mathrm{softmax}(W_s\, a_t)$", "output")
+    _edge(ax, combine.top, out.bottom, "(B, V)" if shapes else "", side="right")
+    feed = 8.75
+    _arrow(ax, combine.right, (feed, combine.y), (feed, inputs[1].y), inputs[1].right, color=ACCENT)
+    feed_label = "input feeding:\n" + r"$a_t$" + (" (B, H)" if shapes else "") + "\ngoes into\nstep t + 1"
+    _text(ax, feed - 0.07, 2.45, feed_label, size=SMALL, ha="right", color=ACCENT)
+    return fig
+
+
+@diagram
+def path_length(*, tokens: int = 5) -> Figure:
+    """How many steps a signal from token 1 travels to reach position T (Vaswani et al.'s Table 1,
+    last column): (a) T - 1 recurrent steps through an RNN; (b) one step through self-attention,
+    whatever T is. ``tokens`` is T."""
+    check_int(tokens, "tokens", minimum=3, maximum=6)
+    fig, ax = _canvas(9.0, 3.3)
+    names = [rf"$x_{j}$" for j in range(1, tokens + 1)]
+
+    _text(ax, 2.2, 3.1, f"(a) RNN: path length T − 1 = {tokens - 1}", size=TITLE, bold=True)
+    pitch = min(0.78, 3.9 / tokens)
+    xs = _spread(2.2, tokens, pitch)
+    inp = _token_row(ax, names, xs, 0.5, w=0.5, h=0.38, size=11)
+    states = _token_row(ax, [rf"$h_{j}$" for j in range(1, tokens + 1)], xs, 1.6, w=0.5, h=0.4,
+                        kinds="recurrent", size=11)
+    _arrow(ax, inp[0].top, states[0].bottom, color=ACCENT, lw=2.0)
+    for a, b in zip(inp[1:], states[1:], strict=True):
+        _arrow(ax, a.top, b.bottom, lw=0.9)
+    for a, b in pairwise(states):
+        _arrow(ax, a.right, b.left, color=ACCENT, lw=2.0)
+    _text(ax, 2.2, 2.2, f"{tokens - 1} recurrent steps from $x_1$ to $h_{tokens}$,\n"
+          "each multiplying the gradient by a Jacobian", size=SMALL, va="bottom", color=ACCENT)
+    _divider(ax, (4.45, 0.2), (4.45, 3.2))
+
+    _text(ax, 6.75, 3.1, "(b) self-attention: path length 1", size=TITLE, bold=True)
+    xs = _spread(6.75, tokens, pitch)
+    inp = _token_row(ax, names, xs, 0.5, w=0.5, h=0.38, size=11)
+    outs = _token_row(ax, [rf"$z_{j}$" for j in range(1, tokens + 1)], xs, 1.9, w=0.5, h=0.4,
+                      kinds="attention", size=11)
+    for box in inp[1:]:
+        _arrow(ax, box.top, outs[-1].bottom, color="#AAAAAA", lw=0.8)
+    _arrow(ax, inp[0].top, outs[-1].bottom, color=ACCENT, lw=2.0)
+    _text(ax, 6.75, 2.35, f"one step: $z_{tokens}$ reads $x_1$ directly, whatever T is\n"
+          "(grey: the other keys it reads)", size=SMALL, va="bottom", color=ACCENT)
+    return fig

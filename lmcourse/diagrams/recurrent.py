@@ -1,5 +1,7 @@
 """Diagrams for chapters 4-5: the unrolled, stacked and bidirectional RNN, truncated BPTT, the LSTM and GRU
-cells, and ELMo."""
+cells, and ELMo (the biLM with its scalar mix, the character CNN with its highway layer, the tagger)."""
+import inspect
+
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
@@ -9,6 +11,7 @@ from lmcourse.diagrams._drawing import (
     EDGE,
     FONT,
     SMALL,
+    TEXT,
     TITLE,
     Box,
     _arrow,
@@ -23,6 +26,7 @@ from lmcourse.diagrams._drawing import (
     _token_row,
     diagram,
 )
+from lmcourse.elmo import CharCNN
 from lmcourse.validate import check_int, check_type
 
 # ---------------------------------------------------------------------------------------------
@@ -310,20 +314,28 @@ def truncated_bptt(*, window: int = 3) -> Figure:
 
 @diagram
 def elmo(*, focus: int = 2) -> Figure:
-    """ELMo (Peters et al., 2018): a two-layer forward LSTM LM and a separate two-layer backward
-    LSTM LM over the same char-CNN token embeddings; on the right, the task-specific scalar mix of
-    the layers of the token at position ``focus`` (0-based)."""
+    """ELMo's biLM (Peters et al., 2018) as the course's :class:`~lmcourse.elmo.BiLM` builds it: a
+    two-layer forward LSTM LM and a separate two-layer backward LSTM LM over one shared word table
+    (the real ELMo computes the token vectors with a character CNN), both predicting through one
+    shared softmax layer, with no residual connection (the real ELMo has one); on the right, the
+    task's scalar mix of the layers of the token at position ``focus`` (0-based), with weights
+    softmax(s) and scale γ, as :class:`~lmcourse.elmo.ScalarMix` computes it."""
     tokens = ["the", "cat", "sat", "down"]
     check_int(focus, "focus", minimum=0, maximum=len(tokens) - 1)
-    fig, ax = _canvas(9.0, 5.3)
-    xs = _spread(3.55, len(tokens), 1.1)
-    rows = {"fwd2": 4.25, "fwd1": 3.45, "emb": 2.55, "bwd1": 1.65, "bwd2": 0.85}
-    labels = {"fwd2": "forward LSTM 2", "fwd1": "forward LSTM 1", "emb": "char-CNN\nembedding",
+    fig, ax = _canvas(9.4, 6.3)
+    xs = _spread(3.45, len(tokens), 1.05)
+    rows = {"fwd2": 4.95, "fwd1": 4.2, "emb": 3.45, "bwd1": 2.7, "bwd2": 1.95}
+    labels = {"fwd2": "forward LSTM 2", "fwd1": "forward LSTM 1", "emb": "word table $\\Theta_x$\n(shared)",
               "bwd1": "backward LSTM 1", "bwd2": "backward LSTM 2"}
+    y_top, y_bottom = 5.55, 1.35                               # the shared softmax, drawn above and below
     for key, y in rows.items():
         _text(ax, 0.1, y, labels[key], size=SMALL, ha="left")
-    _text(ax, 0.1, 4.85, "predicts next", size=SMALL, ha="left")
-    _text(ax, 0.1, 0.25, "predicts previous", size=SMALL, ha="left")
+    _text(ax, 0.1, 6.05, "predicts next", size=SMALL, ha="left")
+    _text(ax, 0.1, 0.88, "predicts previous", size=SMALL, ha="left")
+    for y in (y_top, y_bottom):
+        _text(ax, 0.1, y, "softmax $\\Theta_s$\n(shared)", size=SMALL, ha="left")
+        _box(ax, 3.45, y, xs[-1] - xs[0] + 0.75, 0.3, r"softmax layer $\Theta_s$: Linear(d_model, V)", "output",
+             size=SMALL)
     cells = {key: _token_row(ax, tokens if key == "emb" else ["LSTM"] * len(tokens), xs, y, w=0.75,
                              h=0.42, kinds="embedding" if key == "emb" else "recurrent", size=SMALL)
              for key, y in rows.items()}
@@ -333,31 +345,229 @@ def elmo(*, focus: int = 2) -> Figure:
         _arrow(ax, cells["fwd1"][k].top, cells["fwd2"][k].bottom)
         _arrow(ax, cells["emb"][k].bottom, cells["bwd1"][k].top)
         _arrow(ax, cells["bwd1"][k].bottom, cells["bwd2"][k].top)
-        _arrow(ax, cells["fwd2"][k].top, (xs[k], 4.7))
-        _text(ax, xs[k], 4.75, nexts[k], size=SMALL, italic=True, va="bottom")
-        _arrow(ax, cells["bwd2"][k].bottom, (xs[k], 0.4))
-        _text(ax, xs[k], 0.35, prevs[k], size=SMALL, italic=True, va="top")
+        _arrow(ax, cells["fwd2"][k].top, (xs[k], y_top - 0.15))
+        _arrow(ax, (xs[k], y_top + 0.15), (xs[k], 5.95))
+        _text(ax, xs[k], 6.0, nexts[k], size=SMALL, italic=True, va="bottom")
+        _arrow(ax, cells["bwd2"][k].bottom, (xs[k], y_bottom + 0.15))
+        _arrow(ax, (xs[k], y_bottom - 0.15), (xs[k], 0.98))
+        _text(ax, xs[k], 0.93, prevs[k], size=SMALL, italic=True, va="top")
         if k + 1 < len(tokens):
             for key in ("fwd1", "fwd2"):
                 _arrow(ax, cells[key][k].right, cells[key][k + 1].left)
             for key in ("bwd1", "bwd2"):
                 _arrow(ax, cells[key][k + 1].left, cells[key][k].right)
-    ax.add_patch(FancyBboxPatch((xs[focus] - 0.5, 0.57), 1.0, 3.96, boxstyle="round,pad=0,rounding_size=0.1",
-                                fc="none", ec=EDGE, lw=1.3, ls="--", zorder=4))
+    link = xs[-1] + 0.65                                       # one softmax: the two drawings are linked
+    _arrow(ax, (xs[-1] + 0.375, y_top), (link, y_top), (link, y_bottom), (xs[-1] + 0.375, y_bottom),
+           head=False, dashed=True)
+    ax.text(link + 0.1, (y_top + y_bottom) / 2, "the same softmax weights in both directions", fontsize=SMALL,
+            color=TEXT, rotation=90, ha="center", va="center", zorder=5)
+    ax.add_patch(FancyBboxPatch((xs[focus] - 0.5, rows["bwd2"] - 0.3), 1.0, rows["fwd2"] - rows["bwd2"] + 0.6,
+                                boxstyle="round,pad=0,rounding_size=0.1", fc="none", ec=EDGE, lw=1.3, ls="--",
+                                zorder=4))
 
-    _text(ax, 7.55, 4.85, f"scalar mix for token k = “{tokens[focus]}”", size=FONT, bold=True)
-    layers = [_box(ax, 6.75, y, 1.45, 0.5, text, "recurrent", size=SMALL)
-              for y, text in ((4.1, "layer 2\n[forward; backward]"), (3.3, "layer 1\n[forward; backward]"),
-                              (2.5, "layer 0\ntoken embedding"))]
-    total = _node(ax, 8.45, 2.5, "Σ")
-    ends = (total.left, (total.x - 0.12, total.y + 0.12), total.top)   # layer 0, 1, 2
-    for j, (layer, end) in enumerate(zip(reversed(layers), ends, strict=True)):
-        _edge(ax, layer.right, end, rf"$s_{j}$", side="above" if j == 0 else "right", size=11,
-              at=0.45)
-    gamma = _node(ax, 8.45, 1.65, "×γ", r=0.22, size=FONT)
-    _arrow(ax, total.bottom, gamma.top)
-    result = _box(ax, 8.1, 0.85, 1.4, 0.45, r"$\mathrm{ELMo}_k^{task}$", "output", size=11)
+    _text(ax, 7.65, 6.05, f"scalar mix for token k = “{tokens[focus]}”", size=FONT, bold=True)
+    texts = ((rows["fwd2"], "layer 2: biLSTM\n[forward; backward]"), (rows["fwd1"], "layer 1: biLSTM\n"
+             "[forward; backward]"), (rows["emb"], r"layer 0: $[x_k;\ x_k]$" + "\nthe word vector, twice"))
+    layers = [_box(ax, 6.7, y, 1.4, 0.55, text, "embedding" if y == rows["emb"] else "recurrent", size=SMALL)
+              for y, text in texts]
+    total = _node(ax, 8.45, rows["fwd1"], "Σ")
+    for j, (layer, end) in enumerate(zip(layers, (total.top, total.left, total.bottom), strict=True)):
+        if end[1] == layer.y:
+            _arrow(ax, layer.right, end)
+        else:
+            _arrow(ax, layer.right, (end[0], layer.y), end)
+        _text(ax, layer.right[0] + 0.04, layer.y + 0.04, rf"$\mathrm{{softmax}}(s)_{2 - j}$", size=SMALL,
+              ha="left", va="bottom")
+    _text(ax, 6.7, rows["emb"] - 0.42, "each (B, T, 2 d_model)", size=SMALL)
+    gamma = _node(ax, 9.08, total.y, "×γ", r=0.2, size=FONT)
+    _arrow(ax, total.right, gamma.left)
+    result = _box(ax, 8.72, 2.6, 1.16, 0.45, r"$\mathrm{ELMo}_k^{task}$", "output", size=11)
     _arrow(ax, gamma.bottom, (gamma.x, result.top[1]))
-    _text(ax, 6.1, 1.75, "s = softmax(w);\nw and γ are learned\nfor each task, the\nbiLM stays frozen",
+    _text(ax, 8.72, 2.3, "(B, T, 2 d_model)", size=SMALL, va="top")
+    _text(ax, 6.15, 2.25, "the weights softmax(s) are\npositive and sum to 1;\ns (L + 1 scalars) and γ are\n"
+          "learned for each task;\nthe biLM stays frozen", size=SMALL, ha="left")
+    _text(ax, 0.1, 0.42, r"Drawn as the course's BiLM: a word table $\Theta_x$ where the real ELMo computes each "
+          "token's vector from its characters (a char-CNN),", size=SMALL, ha="left")
+    _text(ax, 0.1, 0.17, r"and no residual connection (the real ELMo adds one to its second LSTM layer: "
+          r"$h_2 = \mathrm{LSTM}_2(h_1) + h_1$).", size=SMALL, ha="left")
+    return fig
+
+
+@diagram
+def char_cnn_highway(*, word: str = "cats") -> Figure:
+    """ELMo's character encoder as the course's :class:`~lmcourse.elmo.CharCNN` builds it, for
+    ``word``: its bytes (+1, 0 pads) -> character embeddings -> convolutions of widths 1 to 4, each
+    max-pooled over the word -> concatenation -> one highway layer (Srivastava et al., 2015),
+    y = g ⊙ ReLU(W_H x + b_H) + (1 - g) ⊙ x with gate g = σ(W_T x + b_T), drawn in detail on the
+    right -> linear projection -> the token vector. Shapes use the class's default sizes, read from
+    its signature; N is the number of words."""
+    check_type(word, "word", str)
+    if not (1 <= len(word) <= 6 and word.isascii() and word.isalnum()):
+        raise ValueError(f"word must be 1 to 6 ASCII letters or digits, got {word!r}")
+    defaults = {name: p.default for name, p in inspect.signature(CharCNN.__init__).parameters.items()}
+    widths, filters, max_chars, char_dim = (defaults[k] for k in ("widths", "filters", "max_chars", "char_dim"))
+    width = filters * len(widths)
+    fig, ax = _canvas(9.4, 6.75)
+    cx = 4.15
+    rows = {"chars": 1.15, "emb": 1.95, "conv": 2.9, "max": 3.58, "cat": 4.15, "highway": 4.75, "proj": 5.35,
+            "token": 5.95}
+    _text(ax, 0.1, 6.5, "ELMo's token layer from characters, as the course's CharCNN computes it (N words)",
+          size=TITLE, bold=True, ha="left")
+    labels = {"chars": f"bytes + 1, 0 pads:\n(N, max_chars = {max_chars})",
+              "emb": f"character embeddings\n(N, {max_chars}, char_dim = {char_dim})",
+              "conv": f"Conv1d + ReLU, width w:\n(N, filters = {filters}, {max_chars + 1} − w)",
+              "max": f"max over positions: (N, {filters})", "cat": f"concatenate: (N, {width})",
+              "highway": f"highway layer: (N, {width})", "proj": "projection: (N, out_dim)",
+              "token": "token vector $x_k$:\nout_dim = 96 in chapter 5"}
+    for key, y in rows.items():
+        _text(ax, 0.1, y, labels[key], size=SMALL, ha="left")
+
+    pads = max(2, 6 - len(word))                                # padding up to max_chars, drawn in part
+    chars = [*word, *[""] * pads, "…"]
+    xs = _spread(cx, len(chars), 0.43)
+    kinds = ["input"] * len(word) + ["special"] * pads + ["input"]
+    boxes = _token_row(ax, chars, xs, rows["chars"], w=0.34, h=0.36, kinds=kinds)
+    for box, char in zip(boxes, chars, strict=True):
+        if box.w:
+            _text(ax, box.x, rows["chars"] - 0.3, str(ord(char) + 1) if char else "0", size=SMALL, va="top")
+    vectors = []
+    for box, kind in zip(boxes, kinds, strict=True):
+        if box.w:
+            vec = _box(ax, box.x, rows["emb"], 0.2, 0.56, "", "embedding" if kind == "input" else "special")
+            _arrow(ax, box.top, vec.bottom)
+            vectors.append(vec)
+        else:
+            _text(ax, box.x, rows["emb"], "…", size=FONT)
+    conv_xs = _spread(cx, len(widths), 0.98)
+    left, right = min(xs[0] - 0.3, conv_xs[0] - 0.43), max(xs[-1] + 0.3, conv_xs[-1] + 0.43)
+    ax.add_patch(FancyBboxPatch((left, rows["emb"] - 0.36), right - left, 0.72,
+                                boxstyle="round,pad=0,rounding_size=0.06", fc="none", ec="#888888", lw=0.9, zorder=2))
+    maxes = []
+    for x, w in zip(conv_xs, widths, strict=True):
+        conv = _box(ax, x, rows["conv"], 0.86, 0.5, f"width {w}\n{filters} filters", "feedforward", size=SMALL)
+        _arrow(ax, (x, rows["emb"] + 0.36), conv.bottom)
+        pool = _box(ax, x, rows["max"], 0.56, 0.3, "max", "op", size=SMALL)
+        _arrow(ax, conv.top, pool.bottom)
+        maxes.append(pool)
+    cat = _box(ax, cx, rows["cat"], conv_xs[-1] - conv_xs[0] + 0.86, 0.32, "concatenate", "op", size=SMALL)
+    for pool in maxes:
+        _arrow(ax, pool.top, (pool.x, cat.bottom[1]))
+    highway = _box(ax, cx, rows["highway"], 2.3, 0.36, "highway layer (detail on the right)", "feedforward",
+                   size=SMALL)
+    proj = _box(ax, cx, rows["proj"], 2.3, 0.36, f"Linear({width}, out_dim)", "feedforward", size=SMALL)
+    token = _box(ax, cx, rows["token"], 2.3, 0.36, f"token vector for “{word}”", "embedding", size=SMALL)
+    for a, b in ((cat, highway), (highway, proj), (proj, token)):
+        _arrow(ax, a.top, b.bottom)
+
+    # the highway layer in detail: x -> one Linear, split into a transform half and a gate half
+    frame_left, frame_right, frame_bottom, frame_top = 6.25, 9.3, 0.95, 5.75
+    ax.add_patch(FancyBboxPatch((frame_left, frame_bottom), frame_right - frame_left, frame_top - frame_bottom,
+                                boxstyle="round,pad=0,rounding_size=0.1", fc="none", ec="#888888", lw=1.0,
+                                ls="--", zorder=1))
+    _arrow(ax, highway.right, (frame_left, highway.y), head=False, dashed=True, color="#888888", lw=1.0)
+    _text(ax, (frame_left + frame_right) / 2, 5.52, "the highway layer", size=FONT, bold=True)
+    x_carry, x_gate, x_transform = 6.65, 7.7, 8.75
+    y_in, y_split, y_linear, y_fn, y_mul, y_sum = 1.3, 1.7, 2.2, 2.95, 3.7, 4.45
+    _text(ax, x_carry, y_in - 0.05, f"x: (N, {width})", size=SMALL, va="top")
+    _arrow(ax, (x_carry, y_in), (x_carry, y_mul - 0.17))
+    _dot(ax, x_carry, y_split)
+    linear = _box(ax, 8.2, y_linear, 1.6, 0.45, f"Linear({width}, 2 × {width}),\nsplit in two halves",
+                  "feedforward", size=SMALL)
+    _arrow(ax, (x_carry, y_split), (linear.x, y_split), linear.bottom)
+    sigma = _box(ax, x_gate, y_fn, 0.5, 0.3, "σ", "op", size=FONT)
+    relu = _box(ax, x_transform, y_fn, 0.6, 0.3, "ReLU", "op", size=SMALL)
+    _edge(ax, (x_gate, linear.top[1]), sigma.bottom, r"$W_T x + b_T$", side="left")
+    _edge(ax, (x_transform, linear.top[1]), relu.bottom, r"$W_H x + b_H$", side="left")
+    times_carry, one_minus = _node(ax, x_carry, y_mul, "×"), _node(ax, 7.17, y_mul, "1−", size=FONT)
+    times_transform, plus = _node(ax, x_transform, y_mul, "×"), _node(ax, x_gate, y_sum, "+")
+    _arrow(ax, sigma.top, (x_gate, y_mul))
+    _dot(ax, x_gate, y_mul)
+    _text(ax, x_gate + 0.06, (sigma.top[1] + y_mul) / 2, "g", size=11, ha="left", italic=True)
+    _arrow(ax, (x_gate, y_mul), times_transform.left)
+    _arrow(ax, (x_gate, y_mul), one_minus.right)
+    _arrow(ax, one_minus.left, times_carry.right)
+    _arrow(ax, relu.top, times_transform.bottom)
+    _arrow(ax, times_carry.top, (x_carry, y_sum), plus.left)
+    _arrow(ax, times_transform.top, (x_transform, y_sum), plus.right)
+    _arrow(ax, plus.top, (x_gate, y_sum + 0.5))
+    _text(ax, x_gate + 0.08, y_sum + 0.45, f"y: (N, {width})", size=SMALL, ha="left")
+    _text(ax, 0.1, 0.42, r"highway: $y = g \odot \mathrm{ReLU}(W_H x + b_H) + (1 - g) \odot x$ with gate "
+          r"$g = \sigma(W_T x + b_T)$: each feature is a gated mix of a new value and the unchanged input.",
           size=SMALL, ha="left")
+    _text(ax, 0.1, 0.17, "The real ELMo: 50 characters, 16-dimensional character embeddings, widths 1 to 7 with "
+          "2,048 filters, two highway layers, projection to 512.", size=SMALL, ha="left")
+    return fig
+
+
+@diagram
+def elmo_tagger(*, frozen: bool = True) -> Figure:
+    """Chapter 5's :class:`~lmcourse.elmo.TokenTagger` (``layer_norm=True, with_token_layer=True``):
+    the pretrained biLM's three layers of every token, each layer-normalised; the scalar mix
+    γ Σ_j softmax(s)_j LN(h_{k,j}); the token layer beside the mix, [x_k; ELMo_k]; a one-hidden-layer
+    MLP and the tag. ``frozen``: the biLM's weights stay fixed (thick edges: feature-based, as
+    ELMo is used) or are fine-tuned with the task (``freeze=False``)."""
+    check_type(frozen, "frozen", bool)
+    tokens = ["troops", "from", "the", "us"]
+    fig, ax = _canvas(9.6, 6.0)
+    xs = _spread(3.2, len(tokens), 1.0)
+    rows = {"tokens": 0.95, 0: 1.75, 1: 2.5, 2: 3.25}
+    _text(ax, 0.1, 5.7, "ELMo features for a tagger: chapter 5's TokenTagger", size=TITLE, bold=True, ha="left")
+    labels = {"tokens": "tokens: (B, T)\nlowercased ids", 0: "layer 0: table,\n[x; x] (B, T, 2d)",
+              1: "layer 1: biLSTM\n(B, T, 2d)", 2: "layer 2: biLSTM\n(B, T, 2d)"}
+    for key, y in rows.items():
+        _text(ax, 0.1, y, labels[key], size=SMALL, ha="left")
+    ins = _token_row(ax, tokens, xs, rows["tokens"], w=0.7, h=0.36, size=SMALL)
+    edge = 2.2 if frozen else 1.0
+    cells = {j: [_box(ax, x, rows[j], 0.7, 0.4, "[x; x]" if j == 0 else "biLSTM",
+                      "embedding" if j == 0 else "recurrent", size=SMALL, lw=edge) for x in xs] for j in range(3)}
+    for k in range(len(tokens)):
+        _arrow(ax, ins[k].top, cells[0][k].bottom)
+        _arrow(ax, cells[0][k].top, cells[1][k].bottom)
+        _arrow(ax, cells[1][k].top, cells[2][k].bottom)
+        if k + 1 < len(tokens):
+            for j in (1, 2):
+                _arrow(ax, cells[j][k].right, cells[j][k + 1].left, both=True)
+    bilm_note = ("pretrained biLM, frozen (thick edges): no gradient" if frozen
+            else "pretrained biLM, fine-tuned with the task (freeze=False)")
+    _text(ax, xs[0] - 0.35, 3.72, bilm_note, size=SMALL, ha="left", italic=True)
+
+    k = len(tokens) - 1
+    _text(ax, 5.55, 3.72, "layer norm", size=SMALL)
+    total = _node(ax, 7.05, rows[1], "Σ")
+    split = 6.2                                                 # where x_k leaves the mix for the concatenation
+    for j, end in ((2, total.top), (1, total.left), (0, total.bottom)):
+        norm = _box(ax, 5.55, rows[j], 0.5, 0.3, "LN", "norm", size=SMALL)
+        _arrow(ax, cells[j][k].right, norm.left)
+        if j == 1:
+            _arrow(ax, norm.right, end)
+        else:
+            _arrow(ax, norm.right, (end[0], rows[j]), end)
+        _text(ax, norm.right[0] + 0.04, rows[j] + 0.04, rf"$\mathrm{{softmax}}(s)_{j}$", size=SMALL, ha="left",
+              va="bottom")
+    gamma = _node(ax, 7.55, rows[1], "×γ", r=0.19, size=FONT)
+    _arrow(ax, total.right, gamma.left)
+    concat = _box(ax, 8.8, rows[1], 0.95, 0.6, r"$[x_k;\ \mathrm{ELMo}_k]$" + "\n(B, T, 4d)", "op", size=SMALL)
+    _arrow(ax, gamma.right, concat.left)
+    _text(ax, 8.03, rows[1] - 0.06, r"$\mathrm{ELMo}_k$", size=SMALL, va="top")
+    _dot(ax, split, rows[0])
+    _arrow(ax, (split, rows[0]), (split, 1.3), (concat.x, 1.3), concat.bottom)
+    _text(ax, 7.6, 1.25, r"$x_k$: the token layer, beside the mix", size=SMALL, va="top")
+    mlp = _box(ax, 8.8, 3.4, 1.45, 0.55, "MLP: Linear(4d, 64),\nReLU, Linear(64, C)", "feedforward", size=SMALL)
+    _arrow(ax, concat.top, mlp.bottom)
+    logits = _box(ax, 8.8, 4.45, 1.3, 0.4, "logits (B, T, C)", "output", size=SMALL)
+    _arrow(ax, mlp.top, logits.bottom)
+    tag = _box(ax, 8.8, 5.2, 1.3, 0.45, f"tag for “{tokens[k]}”: 1\n(written “US”)", "output", size=SMALL)
+    _arrow(ax, logits.top, tag.bottom)
+    ax.add_patch(FancyBboxPatch((6.7, 2.0), 2.82, 1.85, boxstyle="round,pad=0,rounding_size=0.1", fc="none",
+                                ec=ACCENT, lw=1.3, ls="--", zorder=1))
+    learned = "learned with the task: s, γ, the MLP" if frozen else "learned: s, γ, the MLP and the biLM"
+    _text(ax, 6.75, 3.97, learned, size=SMALL, ha="left", color=ACCENT)
+    ax.add_patch(FancyBboxPatch((xs[k] - 0.45, rows[0] - 0.32), 0.9, rows[2] - rows[0] + 0.64,
+                                boxstyle="round,pad=0,rounding_size=0.1", fc="none", ec=EDGE, lw=1.3, ls="--",
+                                zorder=4))
+    _text(ax, 0.1, 0.42, "d = d_model = 96 in the chapter's biLM (2d = 192, 4d = 384); C = 2 classes: capital "
+          "mid-sentence or not.  LN has no parameters.", size=SMALL, ha="left")
+    _text(ax, 0.1, 0.17, f"Drawn for token k = “{tokens[k]}”; the same mix and MLP run at every position."
+          + ("  Frozen, the biLM's layers are computed once and stored." if frozen else
+             "  Fine-tuned, the biLM runs forward and backward at every step."), size=SMALL, ha="left")
     return fig
