@@ -571,3 +571,39 @@ def elmo_tagger(*, frozen: bool = True) -> Figure:
           + ("  Frozen, the biLM's layers are computed once and stored." if frozen else
              "  Fine-tuned, the biLM runs forward and backward at every step."), size=SMALL, ha="left")
     return fig
+
+
+@diagram
+def memory_task(*, gap: int = 4) -> Figure:
+    """The long-memory task of chapter 4 (``lmcourse.memory_task``) for a ``gap`` of 2 to 4 drawn: a
+    signal symbol, ``gap`` random noise symbols and a query are read one per step; only the final
+    state is classified, so the signal must be carried ``gap + 1`` steps through the recurrence."""
+    check_int(gap, "gap", minimum=2, maximum=4)
+    steps = gap + 2
+    fig, ax = _canvas(8.5, 3.9)
+    xs = _spread(4.55, steps, 0.95)
+    y_x, y_h, y_out = 1.0, 2.05, 3.1
+    noise = ["n", "k", "q", "n", "z", "k"][:gap]
+    tokens = ["2", *noise, "?"]
+    kinds = ["visible", *["masked"] * gap, "special"]
+    inputs = _token_row(ax, tokens, xs, y_x, w=0.5, kinds=kinds, size=12)
+    _text(ax, 0.1, y_x, "ids (B, gap + 2)", size=SMALL, ha="left")
+    _text(ax, 0.1, y_h, "states (B, H)", size=SMALL, ha="left")
+    prev = _box(ax, xs[0] - 0.95, y_h, 0.55, 0.42, r"$h_0$", "input", size=11)
+    for k, (x, token) in enumerate(zip(xs, inputs, strict=True)):
+        cell = _box(ax, x, y_h, 0.62, 0.42, rf"$h_{k + 1}$", "recurrent", size=11)
+        _arrow(ax, token.top, cell.bottom)
+        _arrow(ax, prev.right, cell.left, color=ACCENT if k > 0 else EDGE, lw=2.0 if k > 0 else 1.2)
+        prev = cell
+    out = _box(ax, xs[-1], y_out, 1.3, 0.42, "logits (B, C)", "output", size=SMALL)
+    _edge(ax, prev.top, out.bottom, "Linear(H, C)", side="right")
+    _text(ax, xs[-1] - 0.8, y_out, "trained to predict the signal, 2", size=SMALL, ha="right")
+    _text(ax, xs[0], y_x - 0.3, "signal, one of C = 4", size=SMALL, va="top")
+    _text(ax, xs[-1], y_x - 0.3, "query", size=SMALL, va="top")
+    _text(ax, (xs[1] + xs[gap]) / 2, y_x - 0.62, f"grey: gap = {gap} noise symbols, drawn at random, that say nothing "
+          "about the signal", size=SMALL, va="top")
+    _text(ax, (xs[0] + xs[-2]) / 2, y_h + 0.42, f"the signal rides the recurrence {gap + 1} steps (orange)",
+          size=SMALL, va="bottom", color=ACCENT)
+    _text(ax, 0.1, 3.7, "Only the last state is classified; guessing scores 1 / C = 0.25. A model's limit is the "
+          "longest gap it solves (every seed above 0.9).", size=SMALL, ha="left")
+    return fig
