@@ -239,6 +239,12 @@ def tagging_scores(model: nn.Module, batch) -> dict[str, float]:
     return {"accuracy": float((p == y).float().mean()), "precision": precision, "recall": recall, "f1": f1}
 
 
+def occurrence_positions(docs: list[list[str]], word: str, half_width: int = 10) -> list[tuple[int, int]]:
+    """(document index, token index) of every occurrence that :func:`occurrences` returns, in its order."""
+    return [(d, k) for d, tokens in enumerate(docs) for k in range(half_width, len(tokens) - half_width)
+            if tokens[k].lower() == word.lower() and tokens[k - 1] not in SENTENCE_END]
+
+
 def occurrences(docs: list[list[str]], word: str, vocab, half_width: int = 10
                 ) -> tuple[torch.Tensor, torch.Tensor, list[list[str]]]:
     """Every occurrence of ``word`` (any case) in the tokenized ``docs`` (original case, e.g.
@@ -255,63 +261,14 @@ def occurrences(docs: list[list[str]], word: str, vocab, half_width: int = 10
     if isinstance(docs[0], str):
         raise TypeError("docs must be lists of tokens, not strings; tokenize them first")
     rows, capital, windows = [], [], []
-    for tokens in docs:
-        for k in range(half_width, len(tokens) - half_width):
-            if tokens[k].lower() == word.lower() and tokens[k - 1] not in SENTENCE_END:
-                window = tokens[k - half_width:k + half_width + 1]
-                rows.append(vocab.encode([t.lower() for t in window]))
-                capital.append(tokens[k][0].isupper())
-                windows.append(window)
+    for d, k in occurrence_positions(docs, word, half_width):
+        window = docs[d][k - half_width:k + half_width + 1]
+        rows.append(vocab.encode([t.lower() for t in window]))
+        capital.append(docs[d][k][0].isupper())
+        windows.append(window)
     if not rows:
         raise ValueError(f"word {word!r} does not occur in docs away from sentence starts and edges")
     return torch.tensor(rows), torch.tensor(capital), windows
-
-
-def nearest_centroid_accuracy(train_x: torch.Tensor, train_y: torch.Tensor,
-                              test_x: torch.Tensor, test_y: torch.Tensor) -> float:
-    """Accuracy of the nearest-class-mean classifier fitted on (train_x (N, D), train_y (N,) in {0, 1})
-    on (test_x (M, D), test_y (M,)); ties (identical centroids) go to class 0."""
-    if train_x.dim() != 2 or test_x.dim() != 2 or train_x.size(1) != test_x.size(1):
-        raise ValueError(f"train_x and test_x must be (N, D) and (M, D), "
-                         f"got {tuple(train_x.shape)}, {tuple(test_x.shape)}")
-    y = train_y.long()
-    if set(y.unique().tolist()) != {0, 1}:
-        raise ValueError("train_y must contain both classes 0 and 1")
-    centroids = torch.stack([train_x[y == c].mean(0) for c in (0, 1)])          # (2, D)
-    pred = torch.cdist(test_x, centroids).argmin(dim=1)                          # (M,)
-    return float((pred == test_y.long()).float().mean())
-
-
-def sense_probe(layers: torch.Tensor, labels: torch.Tensor, folds: int = 5, repeats: int = 3,
-                seed: int = 0) -> torch.Tensor:
-    """Per-layer accuracy of a nearest-centroid probe on held-out occurrences.
-
-    layers (L+1, N, D): one vector per layer for each of N occurrences; labels (N,) in {0, 1}. Each
-    repeat draws a balanced set (the larger class subsampled to the smaller's size, so chance is 0.5)
-    and splits it into ``folds`` parts; the probe trains on all parts but one and is tested on it.
-    Returns accuracies (L+1, repeats * folds).
-    """
-    if layers.dim() != 3 or labels.shape != (layers.size(1),):
-        raise ValueError(f"layers must be (L+1, N, D) and labels (N,), "
-                         f"got {tuple(layers.shape)}, {tuple(labels.shape)}")
-    check_int(folds, "folds", minimum=2)
-    check_int(repeats, "repeats", minimum=1)
-    labels = labels.long()
-    g = torch.Generator().manual_seed(seed)
-    groups = [torch.nonzero(labels == c).flatten() for c in (0, 1)]
-    n = min(len(i) for i in groups)
-    if n < folds:
-        raise ValueError(f"each class needs at least folds = {folds} occurrences, the smaller has {n}")
-    scores = []
-    for _ in range(repeats):
-        chosen = [i[torch.randperm(len(i), generator=g)[:n]] for i in groups]   # balanced, shuffled
-        parts = [torch.cat([c[f::folds] for c in chosen]) for f in range(folds)]
-        for f in range(folds):
-            test = parts[f]
-            train = torch.cat([p for k, p in enumerate(parts) if k != f])
-            scores.append([nearest_centroid_accuracy(layers[j, train], labels[train], layers[j, test], labels[test])
-                           for j in range(layers.size(0))])
-    return torch.tensor(scores).T                                                # (L+1, repeats * folds)
 
 
 class CharCNN(nn.Module):

@@ -175,7 +175,7 @@ def test_tagger_layer_norm_and_token_layer():
 
 
 def test_occurrences_keep_the_word_in_the_middle():
-    from lmcourse.elmo import occurrences
+    from lmcourse.elmo import occurrence_positions, occurrences
     vocab = Vocab("a b c us told the . said".split())
     docs = [["a", "b", "told", "us", "c", "a", "."], ["a", "the", "US", "said", "b", "c"], ["US", "a", "b"],
             [".", "Us", "b", "c", "a"]]
@@ -183,25 +183,11 @@ def test_occurrences_keep_the_word_in_the_middle():
     assert ids.shape == (2, 5) and capital.tolist() == [False, True]
     assert [w[2] for w in windows] == ["us", "US"]              # the word sits in the middle
     assert ids[1, 2].item() == vocab["us"]
+    assert occurrence_positions(docs, "us", half_width=2) == [(0, 3), (1, 2)]   # (document, token), same order
     with pytest.raises(ValueError, match="does not occur"):
         occurrences(docs, "zebra", vocab)
     with pytest.raises(TypeError, match="tokenize"):
         occurrences(["a us b"], "us", vocab)
-
-
-def test_sense_probe_separates_separable_classes_and_not_identical_vectors():
-    from lmcourse.elmo import nearest_centroid_accuracy, sense_probe
-    g = torch.Generator().manual_seed(0)
-    labels = torch.cat([torch.zeros(30), torch.ones(12)]).long()
-    contextual = torch.randn(42, 4, generator=g) + 3 * labels[:, None]
-    static = torch.ones(42, 4)                                  # the same vector for every occurrence
-    acc = sense_probe(torch.stack([static, contextual]), labels, folds=3, repeats=2)
-    assert acc.shape == (2, 6)
-    assert torch.allclose(acc[0], torch.full((6,), 0.5))        # balanced classes: chance
-    assert acc[1].mean() > 0.9
-    assert nearest_centroid_accuracy(contextual, labels, contextual, labels) > 0.9
-    with pytest.raises(ValueError, match="at least"):
-        sense_probe(torch.stack([static, contextual]), labels, folds=20)
 
 
 def test_char_cnn_gives_every_string_a_vector():
