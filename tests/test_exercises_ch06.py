@@ -7,28 +7,44 @@ import torch
 from lmcourse.exercises import check
 
 
-def _mha(x, W_q, W_k, W_v, W_o, num_heads):
-    B, T, d = x.shape
+def _cross(x_q, x_kv, key_padding, W_q, W_k, W_v, W_o, num_heads, fill=float("-inf"), scale_width=None):
+    B, Tq, d = x_q.shape
 
     def split(t):
-        return t.view(B, T, num_heads, d // num_heads).transpose(1, 2)
+        return t.view(B, t.size(1), num_heads, d // num_heads).transpose(1, 2)
 
-    q, k, v = split(x @ W_q), split(x @ W_k), split(x @ W_v)
-    w = (q @ k.transpose(-1, -2) / math.sqrt(d // num_heads)).softmax(-1)
-    return (w @ v).transpose(1, 2).reshape(B, T, d) @ W_o, w
+    q, k, v = split(x_q @ W_q), split(x_kv @ W_k), split(x_kv @ W_v)
+    scores = q @ k.transpose(-1, -2) / math.sqrt(scale_width or d // num_heads)     # (B, h, Tq, Tk)
+    w = scores.masked_fill(key_padding[:, None, None, :], fill).softmax(-1)
+    return (w @ v).transpose(1, 2).reshape(B, Tq, d) @ W_o, w
 
 
-def _sliced_after(x, W_q, W_k, W_v, W_o, num_heads):
+def _sliced_after(x_q, x_kv, key_padding, W_q, W_k, W_v, W_o, num_heads):
     """The wrong 'heads' of correction 8: one attention, its output cut into slices."""
-    q, k, v = x @ W_q, x @ W_k, x @ W_v
-    w = (q @ k.transpose(-1, -2) / math.sqrt(x.size(-1))).softmax(-1)
-    return (w @ v) @ W_o, w[:, None].expand(-1, num_heads, -1, -1)
+    out, w = _cross(x_q, x_kv, key_padding, W_q, W_k, W_v, W_o, 1)
+    return out, w.expand(-1, num_heads, -1, -1)
 
 
-def test_multi_head_attention_check():
-    assert check("ch06-multi-head-attention", _mha) == "ch06-multi-head-attention: all 3 checks passed"
+def test_cross_attention_check():
+    assert check("ch06-cross-attention", _cross) == "ch06-cross-attention: all 3 checks passed"
     with pytest.raises(AssertionError, match="heads"):
-        check("ch06-multi-head-attention", _sliced_after)
+        check("ch06-cross-attention", _sliced_after)
+    with pytest.raises(AssertionError, match="exactly 0"):
+        check("ch06-cross-attention", lambda *args: _cross(*args, fill=0.0))
+    with pytest.raises(AssertionError, match="sqrt"):
+        check("ch06-cross-attention", lambda *args: _cross(*args, scale_width=16))
+
+    def self_attention(x_q, x_kv, key_padding, W_q, W_k, W_v, W_o, num_heads):      # ignores x_kv
+        return _cross(x_q, x_q, key_padding[:, :x_q.size(1)], W_q, W_k, W_v, W_o, num_heads)
+
+    with pytest.raises(AssertionError, match="shape"):
+        check("ch06-cross-attention", self_attention)
+
+    def no_mask(x_q, x_kv, key_padding, W_q, W_k, W_v, W_o, num_heads):
+        return _cross(x_q, x_kv, torch.zeros_like(key_padding), W_q, W_k, W_v, W_o, num_heads)
+
+    with pytest.raises(AssertionError, match="exactly 0"):
+        check("ch06-cross-attention", no_mask)
 
 
 def test_mha_cost_check():

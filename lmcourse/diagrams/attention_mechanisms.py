@@ -274,7 +274,9 @@ def luong_attention(*, shapes: bool = True) -> Figure:
     _edge(ax, (6.45, dec[1].top[1]), (6.45, combine.bottom[1]), r"$s_t$" + (" (B, H)" if shapes else ""),
           side="right", at=0.6)
     out = _box(ax, 6.2, 4.3, 2.1, 0.4, r"$p(y_t) = \mathrm{softmax}(W_s\, a_t)$", "output")
-    _edge(ax, combine.top, out.bottom, "(B, V)" if shapes else "", side="right")
+    _edge(ax, combine.top, out.bottom, r"$a_t$" + (" (B, H)" if shapes else ""), side="right")
+    if shapes:
+        _text(ax, out.x, out.top[1] + 0.08, "(B, V)", size=SMALL, va="bottom")
     feed = 8.75
     _arrow(ax, combine.right, (feed, combine.y), (feed, inputs[1].y), inputs[1].right, color=ACCENT)
     feed_label = "input feeding:\n" + r"$a_t$" + (" (B, H)" if shapes else "") + "\ngoes into\nstep t + 1"

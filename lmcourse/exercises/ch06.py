@@ -1,7 +1,7 @@
 """Checks for the exercises of chapter 6 (attention)."""
 import torch
 
-__all__ = ["local_p_weights", "multi_head_attention", "mha_cost", "dot_variance"]
+__all__ = ["local_p_weights", "cross_attention", "mha_cost", "dot_variance"]
 
 
 def _local_p_reference(scores: torch.Tensor, p: torch.Tensor, D: int) -> torch.Tensor:
@@ -35,31 +35,37 @@ def local_p_weights(candidate) -> int:
     return 4
 
 
-def multi_head_attention(candidate) -> int:
-    """``candidate(x, W_q, W_k, W_v, W_o, num_heads) -> (out (B, T, d), weights (B, h, T, T))``:
-    multi-head self-attention without biases, x (B, T, d), each W (d, d) applied as ``x @ W``;
-    compared with ``torch.nn.MultiheadAttention`` holding the same weights."""
+def cross_attention(candidate) -> int:
+    """``candidate(x_q (B, Tq, d), x_kv (B, Tk, d), key_padding (B, Tk) bool, W_q, W_k, W_v, W_o, num_heads)
+    -> (out (B, Tq, d), weights (B, h, Tq, Tk))``: multi-head cross-attention without biases, each W (d, d)
+    applied as ``x @ W``, keys where ``key_padding`` is True getting weight exactly 0; compared with
+    ``torch.nn.MultiheadAttention`` holding the same weights and given the same ``key_padding_mask``."""
     g = torch.Generator().manual_seed(0)
-    d, B, T = 16, 2, 5
-    x = torch.randn(B, T, d, generator=g)
+    d, B, Tq, Tk = 16, 3, 4, 6
+    x_q, x_kv = torch.randn(B, Tq, d, generator=g), torch.randn(B, Tk, d, generator=g)
     W_q, W_k, W_v, W_o = (torch.randn(d, d, generator=g) / d ** 0.5 for _ in range(4))
+    key_padding = torch.arange(Tk) >= torch.tensor([6, 4, 2])[:, None]           # (B, Tk): 0, 2 and 4 padded keys
     checks = 0
     for h in (1, 4):
         ref = torch.nn.MultiheadAttention(d, h, bias=False, batch_first=True)
         with torch.no_grad():
             ref.in_proj_weight.copy_(torch.cat([W_q.T, W_k.T, W_v.T]))
             ref.out_proj.weight.copy_(W_o.T)
-            expected, expected_w = ref(x, x, x, average_attn_weights=False)
-        out, weights = candidate(x.clone(), W_q, W_k, W_v, W_o, h)
-        assert isinstance(out, torch.Tensor) and out.shape == (B, T, d), \
-            f"out must have shape {(B, T, d)}, got {getattr(out, 'shape', type(out))}"
-        assert isinstance(weights, torch.Tensor) and weights.shape == (B, h, T, T), \
-            f"weights must have shape {(B, h, T, T)} (one map per head), got {getattr(weights, 'shape', type(weights))}"
+            expected, expected_w = ref(x_q, x_kv, x_kv, key_padding_mask=key_padding, average_attn_weights=False)
+        out, weights = candidate(x_q.clone(), x_kv.clone(), key_padding.clone(), W_q, W_k, W_v, W_o, h)
+        assert isinstance(out, torch.Tensor) and out.shape == (B, Tq, d), \
+            f"out must have shape {(B, Tq, d)} (one vector per query), got {getattr(out, 'shape', type(out))}"
+        assert isinstance(weights, torch.Tensor) and weights.shape == (B, h, Tq, Tk), \
+            f"weights must have shape {(B, h, Tq, Tk)} (queries against keys, one map per head), " \
+            f"got {getattr(weights, 'shape', type(weights))}"
+        assert torch.all(weights[key_padding[:, None, None, :].expand_as(weights)] == 0), \
+            "padded keys must get weight exactly 0: fill their scores with -inf before the softmax, not 0"
         assert torch.allclose(weights, expected_w, atol=1e-5), \
-            f"with {h} head(s) the attention weights differ from torch's: split the projected Q and K " \
-            "into heads before the softmax, and divide the scores by sqrt(d / num_heads)"
+            f"with {h} head(s) the attention weights differ from torch's: queries from x_q, keys from x_kv, " \
+            "split into heads before the softmax, scores divided by sqrt(d / num_heads)"
         assert torch.allclose(out, expected, atol=1e-5), \
-            f"with {h} head(s) the output differs from torch's: concatenate the heads, then multiply by W_o"
+            f"with {h} head(s) the output differs from torch's: values from x_kv, concatenate the heads, " \
+            "then multiply by W_o"
         checks += 1
     return checks + 1
 
