@@ -583,7 +583,7 @@ def memory_task(*, gap: int = 4) -> Figure:
     fig, ax = _canvas(8.5, 3.9)
     xs = _spread(4.55, steps, 0.95)
     y_x, y_h, y_out = 1.0, 2.05, 3.1
-    noise = ["n", "k", "q", "n", "z", "k"][:gap]
+    noise = ["n", "k", "w", "z"][:gap]
     tokens = ["2", *noise, "?"]
     kinds = ["visible", *["masked"] * gap, "special"]
     inputs = _token_row(ax, tokens, xs, y_x, w=0.5, kinds=kinds, size=12)
