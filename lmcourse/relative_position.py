@@ -19,13 +19,14 @@ KINDS = ("sinusoidal", "learned", "relative", "none")
 
 
 def relative_bias(table: torch.Tensor, length: int) -> torch.Tensor:
-    """table (h, R) learned scores for offsets 0 .. R - 1 -> (h, T, T) bias b[h, i, j] = table[h, min(i - j, R - 1)]
-    for j <= i (offsets of R - 1 and more share the last entry), 0 above the diagonal (masked anyway)."""
+    """table (h, R + 1) learned scores for offsets 0 .. R -> (h, T, T) bias b[h, i, j] = table[h, min(i - j, R)]
+    for j <= i (offsets of R and more share the last entry), 0 above the diagonal (masked anyway)."""
     check_int(length, "length", minimum=1)
     if table.dim() != 2:
         raise ValueError(f"table must be (heads, offsets), got shape {tuple(table.shape)}")
     offset = torch.arange(length)[:, None] - torch.arange(length)[None, :]         # (T, T): i - j
-    return table[:, offset.clamp(0, table.size(1) - 1)]                             # (h, T, T)
+    clip = table.size(1) - 1                                                        # R: offsets >= R share
+    return table[:, offset.clamp(0, clip)]                                          # (h, T, T)
 
 
 class OffsetModel(nn.Module):
