@@ -151,3 +151,21 @@ def test_a_correction_box_without_its_name_is_refused(tmp_path):
         "# X\n\n```{admonition} Correction 3: a fact\n:class: warning\n```\n", encoding="utf-8")
     with pytest.raises(ValueError, match=":name: correction-3"):
         _script("corrections_index").find_corrections(tmp_path)
+
+
+def test_figure_names_are_unique_and_every_reference_resolves():
+    names, referenced = [], set()
+    for doc in CHAPTERS:
+        path = sources.source_path(doc, ROOT)
+        if path is None or path.suffix != ".ipynb":
+            continue
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        for cell in notebook["cells"]:
+            figure = cell["metadata"].get("mystnb", {}).get("figure")
+            if figure:
+                names.append(figure["name"])
+            if cell["cell_type"] == "markdown":
+                referenced |= set(re.findall(r"\{numref\}`(?:[^`<]*<)?(fig-[\w-]+)>?`", "".join(cell["source"])))
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    assert not duplicates, f"figure names used twice: {duplicates}"
+    assert referenced <= set(names), f"references to no figure: {sorted(referenced - set(names))}"
