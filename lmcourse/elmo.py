@@ -118,7 +118,7 @@ class ScalarMix(nn.Module):
 
 
 class TokenTagger(nn.Module):
-    """A downstream token classifier on ELMo features: ScalarMix of the biLM's layers, then a linear layer.
+    """A downstream token classifier on ELMo features: ScalarMix of the biLM's layers, then a small task model.
 
     ``freeze=True`` is ELMo's feature-based use (the biLM's weights stay fixed; only the mix and the
     head learn); ``freeze=False`` fine-tunes the biLM too. ``layer`` uses that one layer instead of
