@@ -73,14 +73,16 @@ def cross_attention(candidate) -> int:
 def mha_cost(candidate) -> int:
     """``candidate(B, T, d_model, h) -> (multiply_adds, weight_bytes)`` for one multi-head self-attention
     layer's forward pass on the explicit path: the multiply-adds of the four projections, the scores
-    and the weighted sum, and the bytes of the float32 attention weights it stores."""
+    and the weighted sum, and the bytes of the float32 attention weights it stores (the weights only,
+    not the scores that the explicit path also keeps)."""
     cases = [(1, 8, 16, 1), (2, 8, 16, 4), (3, 100, 64, 8), (1, 512, 512, 8)]
     for B, T, d, h in cases:
         out = candidate(B, T, d, h)
         assert isinstance(out, tuple) and len(out) == 2, f"return (multiply_adds, weight_bytes), got {out!r}"
         macs, weight_bytes = (int(v) for v in out)
         assert weight_bytes == 4 * B * h * T * T, \
-            f"B={B}, T={T}, h={h}: every head of every sequence stores a (T, T) table of 4-byte floats"
+            f"B={B}, T={T}, h={h}: count the weights only: every head of every sequence stores a (T, T) " \
+            "table of 4-byte floats"
         score_macs = 2 * B * T * T * d
         if macs != 4 * B * T * d * d + score_macs:
             if macs == score_macs:
