@@ -4,44 +4,7 @@ import math
 import pytest
 import torch
 
-from lmcourse.attention import causal_mask, padding_mask
 from lmcourse.exercises import check
-
-
-def _layer_norm(x, norm):
-    mean = x.mean(-1, keepdim=True)
-    var = ((x - mean) ** 2).mean(-1, keepdim=True)
-    return (x - mean) / torch.sqrt(var + norm.eps) * norm.weight + norm.bias
-
-
-def _attention(x, source, attn, keep=None):
-    """Multi-head attention from the projections: queries from x (B, T, d), keys and values from source
-    (B, S, d); keep (B, 1 or T, S) bool or None."""
-    heads = attn.num_heads
-    q, k, v = (attn._split(p(t)) for p, t in ((attn.q_proj, x), (attn.k_proj, source), (attn.v_proj, source)))
-    scores = q @ k.transpose(-1, -2) / math.sqrt(q.size(-1))
-    if keep is not None:
-        scores = scores.masked_fill(~keep[:, None], float("-inf"))
-    w = scores.softmax(-1)
-    return attn.out_proj((w @ v).transpose(1, 2).reshape(x.size(0), x.size(1), heads * q.size(-1)))
-
-
-def _ffn(x, ff):
-    return torch.relu(x @ ff.linear1.weight.T + ff.linear1.bias) @ ff.linear2.weight.T + ff.linear2.bias
-
-
-def _decoder_layer(y, memory, src_keep, layer, causal=True, padding=True, norm_first=None):
-    T = y.size(1)
-    self_keep = torch.ones(T, T, dtype=torch.bool).tril().expand(y.size(0), T, T) if causal else None
-    cross_keep = src_keep[:, None, :] if padding else None
-    ln = _layer_norm
-    if layer.norm_first if norm_first is None else norm_first:
-        y = y + _attention(ln(y, layer.norm1), ln(y, layer.norm1), layer.self_attn, self_keep)
-        y = y + _attention(ln(y, layer.norm2), memory, layer.cross_attn, cross_keep)
-        return y + _ffn(ln(y, layer.norm3), layer.ff)
-    y = ln(y + _attention(y, y, layer.self_attn, self_keep), layer.norm1)
-    y = ln(y + _attention(y, memory, layer.cross_attn, cross_keep), layer.norm2)
-    return ln(y + _ffn(y, layer.ff), layer.norm3)
 
 
 def _decode_step(model, token, position, memory, src_mask, cache, append=True, place=True):
@@ -78,21 +41,31 @@ def test_kv_cache_check_rejects_wrong_answers():
     with pytest.raises(AssertionError, match="not the token ids"):
         check("ch07-kv-cache", no_cache)
 
-def test_decoder_layer_check():
-    assert check("ch07-decoder-layer", _decoder_layer) == "ch07-decoder-layer: all 2 checks passed"
+def _alibi(num_heads, length, reverse=False, sign=-1, causal=True):
+    slopes = torch.tensor([2 ** (-8 * h / num_heads) for h in range(1, num_heads + 1)])
+    if reverse:
+        slopes = slopes.flip(0)
+    offset = torch.arange(length)[:, None] - torch.arange(length)[None, :]
+    bias = sign * slopes[:, None, None] * offset
+    return bias.masked_fill(offset < 0, float("-inf")) if causal else bias
+
+
+def test_alibi_check():
+    assert check("ch07-alibi", _alibi) == "ch07-alibi: all 2 checks passed"
 
 
 @pytest.mark.parametrize("wrong, message", [
-    (lambda y, m, k, layer: _decoder_layer(y, m, k, layer, causal=False), "causal mask"),
-    (lambda y, m, k, layer: _decoder_layer(y, m, k, layer, padding=False), "padded source"),
-    (lambda y, m, k, layer: _decoder_layer(y, m, k, layer, norm_first=not layer.norm_first), "wrong side"),
-    (lambda y, m, k, layer: _decoder_layer(y, y, k[:, :1].expand(-1, y.size(1)), layer), "differs"),  # cross on y
-    (lambda y, m, k, layer: layer(y, m, causal_mask(y.size(1)), padding_mask(k))[0], "compute the attention"),
-    (lambda y, m, k, layer: y[:, 0], "shape"),
+    (lambda h, n: _alibi(h, n, reverse=True), "reverse order"),
+    (lambda h, n: _alibi(h, n, sign=1), "sign"),
+    (lambda h, n: _alibi(h, n, causal=False), "later keys"),
+    (lambda h, n: _alibi(h, n).masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), 0.0), "later keys"),
+    (lambda h, n: _alibi(h, n) * 2 ** (8 / h), "count the heads from 1"),              # slopes 2^(-8(h-1)/H)
+    (lambda h, n: _alibi(h, n) / 2, "differs"),
+    (lambda h, n: _alibi(h, n)[0], "shape"),
 ])
-def test_decoder_layer_check_rejects_wrong_answers(wrong, message):
+def test_alibi_check_rejects_wrong_answers(wrong, message):
     with pytest.raises(AssertionError, match=message):
-        check("ch07-decoder-layer", wrong)
+        check("ch07-alibi", wrong)
 
 
 def _beam(step, bos, eos, beam_size, max_len, stop_at_eos=True):

@@ -387,10 +387,10 @@ def relative_position_bias(*, size: int = 6, max_offset: int = 3) -> Figure:
     check_int(size, "size", minimum=3, maximum=7)
     check_int(max_offset, "max_offset", minimum=1, maximum=size - 1)
     fig, ax = _canvas(9.0, 4.9)
-    _text(ax, 4.5, 4.7, f"Relative-position bias: one learned score per head and offset i − j (here {max_offset + 1})",
+    _text(ax, 4.5, 4.7, f"Relative-position bias: per head, one learned score per offset i − j = 0 .. {max_offset}",
           size=TITLE, bold=True)
     cell, left, top = 2.52 / size, 1.15, 4.05
-    cells = [["masked" if j > i else "attention" if i - j >= max_offset else "feedforward" for j in range(size)]
+    cells = [["masked" if j > i else "visible_back" if i - j >= max_offset else "feedforward" for j in range(size)]
              for i in range(size)]
     _grid(ax, cells, left, top, cell, [str(k) for k in range(size)])
     for i in range(size):
@@ -409,7 +409,7 @@ def relative_position_bias(*, size: int = 6, max_offset: int = 3) -> Figure:
     xs = _spread(4.95, max_offset + 1, 0.5)
     _text(ax, 4.95, 4.2, "learned table, per head", size=SMALL)
     table = _token_row(ax, [f"b{k}" for k in range(max_offset + 1)], xs, 3.85, w=0.44, h=0.36,
-                       kinds=["feedforward"] * max_offset + ["attention"], size=SMALL)
+                       kinds=["feedforward"] * max_offset + ["visible_back"], size=SMALL)
     _text(ax, 4.95, 3.45, f"(h, {max_offset + 1}): offsets 0 .. {max_offset}", size=SMALL)
     _arrow(ax, table[0].left, (left + size * cell + 0.08, table[0].y))
     _text(ax, 4.95, 3.15, "bias[h, i, j] = b[h, min(i − j, R)]", size=SMALL)

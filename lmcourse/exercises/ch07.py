@@ -1,14 +1,12 @@
 """Checks for the exercises of chapter 7 (the Transformer)."""
 import itertools
 import math
-from unittest.mock import patch
 
 import torch
 
-from lmcourse.attention import MultiHeadAttention, causal_mask, padding_mask
-from lmcourse.transformer import DecoderLayer, Seq2SeqTransformer, TransformerConfig
+from lmcourse.transformer import Seq2SeqTransformer, TransformerConfig
 
-__all__ = ["sinusoidal_encoding", "kv_cache", "decoder_layer", "beam_search"]
+__all__ = ["sinusoidal_encoding", "kv_cache", "alibi", "beam_search"]
 
 
 def sinusoidal_encoding(candidate) -> int:
@@ -71,55 +69,41 @@ def kv_cache(candidate) -> int:
     return 2
 
 
-def decoder_layer(candidate) -> int:
-    """``candidate(y (B, T, d), memory (B, S, d), src_keep (B, S) bool, layer)`` -> the output of a package
-    :class:`DecoderLayer` in eval mode, ``layer(y, memory, causal_mask(T), padding_mask(src_keep))[0]``,
-    post-LN and pre-LN, computed without the layer's attention modules (their projections may be called),
-    to 1e-5. A wrong answer is named by what it matches: no causal mask, no padding mask, the other
-    LayerNorm placement."""
-    torch.manual_seed(0)
-    g = torch.Generator().manual_seed(7)
+def _alibi_reference(num_heads: int, length: int, order=1, sign=-1, first=1, causal=True) -> torch.Tensor:
+    """(num_heads, length, length) ALiBi bias (Press et al. 2022): sign * m_h * (i - j) with m_h = 2^(-8h/H) for
+    heads h = first .. (``order`` -1 reverses them), -inf where j > i if ``causal``; the variants are the slips."""
+    heads = torch.arange(first, first + num_heads, dtype=torch.float64)
+    slopes = (2.0 ** (-8 * heads / num_heads)).flip(0) if order < 0 else 2.0 ** (-8 * heads / num_heads)
+    offset = (torch.arange(length)[:, None] - torch.arange(length)[None, :]).double()     # (T, T): i - j
+    bias = sign * slopes[:, None, None] * offset                                           # (H, T, T)
+    return bias.masked_fill(offset < 0, float("-inf")) if causal else bias
+
+
+def alibi(candidate) -> int:
+    """``candidate(num_heads, length)`` -> the (num_heads, length, length) bias of ALiBi, -m_h (i - j) for j <= i
+    with slopes m_h = 2^(-8h/H), h = 1 .. H, and -inf for j > i; checked for 4 heads at 6 positions and 8 at 10."""
     checks = 0
-    for norm_first in (False, True):
-        layer = DecoderLayer(16, 4, 32, dropout=0.0, norm_first=norm_first).eval()
-        with torch.no_grad():
-            for norm in (layer.norm1, layer.norm2, layer.norm3):        # non-trivial gamma and beta
-                norm.weight.uniform_(0.5, 1.5)
-                norm.bias.uniform_(-0.5, 0.5)
-        y = torch.randn(3, 6, 16, generator=g) * 2 + 1                   # (B, T, d): the decoder's input
-        memory = torch.randn(3, 5, 16, generator=g) * 2                 # (B, S, d): the encoder's output
-        src_keep = torch.ones(3, 5, dtype=torch.bool)
-        src_keep[1, 3:], src_keep[2, 1:] = False, False                  # two padded sources
-        causal, keys = causal_mask(6), padding_mask(src_keep)
-        with torch.no_grad():
-            want = layer(y, memory, causal, keys)[0]
-            slips = {"the self-attention sees later positions: apply the causal mask (position t reads keys <= t) "
-                     "before the softmax": layer(y, memory, None, keys)[0],
-                     "the cross-attention reads padded source positions: set their scores to -inf before the "
-                     "softmax": layer(y, memory, causal, None)[0]}
-            layer.norm_first = not norm_first
-            slips["the LayerNorms sit on the wrong side of the residual: post-LN is LN(x + F(x)), pre-LN "
-                  "x + F(LN(x))"] = layer(y, memory, causal, keys)[0]
-            layer.norm_first = norm_first
-            with patch.object(MultiHeadAttention, "forward", _refuse_attention), \
-                    patch.object(DecoderLayer, "forward", _refuse_attention):
-                got = candidate(y.clone(), memory.clone(), src_keep.clone(), layer)
-        assert isinstance(got, torch.Tensor) and got.shape == want.shape, \
-            f"return a tensor of shape {tuple(want.shape)}, got {getattr(got, 'shape', type(got))}"
-        name = "pre-LN (norm_first=True)" if norm_first else "post-LN (norm_first=False)"
-        for slip, wrong in slips.items():
-            assert not torch.allclose(got, wrong, atol=1e-5), f"{name}: {slip}"
-        assert torch.allclose(got, want, atol=1e-5), (
-            f"{name}: output differs from the package's by {(got - want).abs().max():.2e}; check that the "
-            "cross-attention takes its queries from the decoder and its keys and values from the memory, the "
-            "scaling by sqrt(d_head) and that each sublayer's input is added back (the residual)")
+    for num_heads, length in ((4, 6), (8, 10)):
+        got = candidate(num_heads, length)
+        assert isinstance(got, torch.Tensor) and tuple(got.shape) == (num_heads, length, length), \
+            f"expected a tensor of shape {(num_heads, length, length)}, got {getattr(got, 'shape', type(got))}"
+        got = got.double()
+        future = torch.ones(length, length, dtype=torch.bool).triu(1)                     # j > i: later keys
+        assert torch.isneginf(got[:, future]).all(), \
+            "later keys (j > i) must get -inf, so that the bias also applies the causal mask"
+        seen = ~future
+        got = got[:, seen]
+        slips = {"the slopes are in reverse order: head 1 has the steepest slope, 2^(-8/H)": dict(order=-1),
+                 "the sign is wrong: a key further back must lose score, -m_h (i - j)": dict(sign=1),
+                 "count the heads from 1: the first slope is 2^(-8/H), not 1": dict(first=0)}
+        for slip, variant in slips.items():
+            assert not torch.allclose(got, _alibi_reference(num_heads, length, **variant)[:, seen], atol=1e-6), slip
+        want = _alibi_reference(num_heads, length)[:, seen]
+        assert torch.allclose(got, want, atol=1e-6), (
+            f"{num_heads} heads: the bias differs from ALiBi's by {(got - want).abs().max():.2e}; check the slopes "
+            "2^(-8h/H) and the offset i - j (query minus key)")
         checks += 1
     return checks
-
-
-def _refuse_attention(*args, **kwargs):
-    raise AssertionError("compute the attention yourself, from layer.self_attn.q_proj, k_proj, v_proj and "
-                         "out_proj (and cross_attn's): calling the layer or its attention modules is not allowed")
 
 
 BOS, EOS = 0, 1
