@@ -513,12 +513,12 @@ def elmo_tagger(*, frozen: bool = True) -> Figure:
     rows = {"tokens": 0.95, 0: 1.75, 1: 2.5, 2: 3.25}
     _text(ax, 0.1, 5.7, "ELMo features for a tagger: chapter 5's TokenTagger", size=TITLE, bold=True, ha="left")
     labels = {"tokens": "tokens: (B, T)\nlowercased ids", 0: "layer 0: table,\n[x; x] (B, T, 2d)",
-              1: "layer 1: biLSTM\n(B, T, 2d)", 2: "layer 2: biLSTM\n(B, T, 2d)"}
+              1: "layer 1: [→; ←]\n(B, T, 2d)", 2: "layer 2: [→; ←]\n(B, T, 2d)"}
     for key, y in rows.items():
         _text(ax, 0.1, y, labels[key], size=SMALL, ha="left")
     ins = _token_row(ax, tokens, xs, rows["tokens"], w=0.7, h=0.36, size=SMALL)
     edge = 2.2 if frozen else 1.0
-    cells = {j: [_box(ax, x, rows[j], 0.7, 0.4, "[x; x]" if j == 0 else "biLSTM",
+    cells = {j: [_box(ax, x, rows[j], 0.7, 0.4, "[x; x]" if j == 0 else "[→; ←]",
                       "embedding" if j == 0 else "recurrent", size=SMALL, lw=edge) for x in xs] for j in range(3)}
     for k in range(len(tokens)):
         _arrow(ax, ins[k].top, cells[0][k].bottom)
@@ -530,6 +530,8 @@ def elmo_tagger(*, frozen: bool = True) -> Figure:
     bilm_note = ("pretrained biLM, frozen (thick edges): no gradient" if frozen
             else "pretrained biLM, fine-tuned with the task (freeze=False)")
     _text(ax, xs[0] - 0.35, 3.72, bilm_note, size=SMALL, ha="left", italic=True)
+    _text(ax, xs[0] - 0.35, 4.02, "[→; ←]: two separate LSTM stacks, each reading only its own layer below",
+          size=SMALL, ha="left")
 
     k = len(tokens) - 1
     _text(ax, 5.55, 3.72, "layer norm", size=SMALL)
