@@ -30,7 +30,7 @@ from lmcourse.rnn import RecurrentLM, StatefulLMLoss, stream_loss
 from lmcourse.seed import set_seed
 from lmcourse.tokenize import char_tokenize
 from lmcourse.train import fit, load_checkpoint, save_checkpoint, write_atomically
-from lmcourse.validate import check_int
+from lmcourse.validate import check_int, load_record, runs_digest
 from lmcourse.vocab import Vocab, char_vocab
 
 SEEDS = (0, 1, 2)
@@ -100,34 +100,21 @@ def run(seed: int, passes: int | None = None) -> tuple[dict, RecurrentLM]:
     return record, model
 
 
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _runs_digest(runs: list[dict]) -> str:
-    return _digest(json.dumps(runs, sort_keys=True).encode("utf-8"))
-
-
-def _record(path: str | Path) -> dict:
-    record = json.loads(Path(path).read_text(encoding="utf-8"))
-    if record.get("settings") != SETTINGS:
-        raise ValueError(f"{path} was made with other settings: rerun `{record.get('command')}`")
-    if _runs_digest(record["runs"]) != record.get("sha256"):
-        raise ValueError(f"{path} does not match its recorded SHA-256: rerun `{record.get('command')}`")
-    return record
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def recorded_runs(path: str | Path = RESULTS) -> list[dict]:
     """The recorded runs, after checking the file's settings and SHA-256 (``ValueError`` otherwise)."""
-    return _record(path)["runs"]
+    return load_record(path, SETTINGS)["runs"]
 
 
 def load_best_model(path: str | Path = RESULTS) -> RecurrentLM:
     """Seed 0's best weights (the ``.safetensors`` file beside ``path``) in a new model, after checking
     the file's SHA-256 against the record (``ValueError`` naming the file otherwise)."""
-    record = _record(path)
+    record = load_record(path, SETTINGS)
     weights = Path(path).with_suffix(".safetensors")
-    if _digest(weights.read_bytes()) != record["weights sha256"]:
+    if _file_digest(weights) != record["weights sha256"]:
         raise ValueError(f"{weights} does not match the SHA-256 recorded in {path}: rerun `{record['command']}`")
     vocab, _, _ = news_characters()
     return load_checkpoint(new_model(len(vocab)), weights)
@@ -141,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = [{k: [round(x, 4) for x in v] if k.endswith("bits") else v for k, v in r.items()} for r, _ in results]
     weights = save_checkpoint(results[0][1], args.out.with_suffix(".safetensors"))
     record = {"command": "python -m lmcourse.long_char_lm", "settings": SETTINGS, "runs": runs,
-              "sha256": _runs_digest(runs), "weights sha256": _digest(weights.read_bytes())}
+              "sha256": runs_digest(runs), "weights sha256": _file_digest(weights)}
     write_atomically(args.out, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
     for r in runs:
         print(f"seed {r['seed']}: best {min(r['valid bits']):.3f} bits per character at pass {r['best pass']}, "

@@ -13,7 +13,6 @@ results, and :func:`recorded_runs` checks it. The chapter reruns one run live an
 the record, and a test reruns another.
 """
 import argparse
-import hashlib
 import json
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from lmcourse.nnlm import NNLM, context_windows, fit_until_valid_rises, nnlm_per
 from lmcourse.parallel import parallel_map
 from lmcourse.seed import set_seed
 from lmcourse.train import write_atomically
-from lmcourse.validate import check_float, check_int, check_nonempty
+from lmcourse.validate import check_float, check_int, check_nonempty, load_record, runs_digest
 
 CORPORA = {"news": news_documents, "wikipedia": wiki_articles}
 FRACTIONS = (0.25, 0.5, 1.0)
@@ -89,18 +88,9 @@ def run(corpus: str, fraction: float, seed: int) -> dict:
     return {"corpus": corpus, "fraction": fraction, "seed": seed, "articles": len(chosen), **result}
 
 
-def _digest(runs: list[dict]) -> str:
-    return hashlib.sha256(json.dumps(runs, sort_keys=True).encode("utf-8")).hexdigest()
-
-
 def recorded_runs(path: str | Path = RESULTS) -> list[dict]:
     """The recorded runs, after checking the file's settings and SHA-256 (``ValueError`` otherwise)."""
-    record = json.loads(Path(path).read_text(encoding="utf-8"))
-    if record.get("settings") != SETTINGS:
-        raise ValueError(f"{path} was made with other settings: rerun `{record.get('command')}`")
-    if _digest(record["runs"]) != record.get("sha256"):
-        raise ValueError(f"{path} does not match its recorded SHA-256: rerun `{record.get('command')}`")
-    return record["runs"]
+    return load_record(path, SETTINGS)["runs"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = parallel_map(lambda job: run(*job), jobs, desc="runs")
     runs = [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()} for r in runs]
     record = {"command": "python -m lmcourse.nnlm_data_size", "settings": SETTINGS, "runs": runs,
-              "sha256": _digest(runs)}
+              "sha256": runs_digest(runs)}
     write_atomically(args.out, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
     for r in runs:
         print(f"{r['corpus']:9s} {r['fraction']:4} seed {r['seed']}: {r['train tokens']:7,} tokens, "

@@ -3,6 +3,7 @@
 The file readers at the end turn a corrupt, truncated or foreign file into a ``ValueError`` that
 names the file, instead of the reading library's own error.
 """
+import hashlib
 import json
 import math
 from collections.abc import Callable, Collection, Mapping, Sized
@@ -151,3 +152,19 @@ def load_config(path, build: Callable[[dict], object]):
         raise ValueError(f"{path} lacks the field {err}") from err
     except (TypeError, ValueError) as err:
         raise ValueError(f"{path}: {err}") from err
+
+
+def runs_digest(runs: list) -> str:
+    """SHA-256 of a list of recorded runs, as a recorded-results file stores it."""
+    return hashlib.sha256(json.dumps(runs, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def load_record(path, settings: Mapping) -> dict:
+    """The JSON record of computed-once results at ``path``, after checking that it was made with
+    ``settings`` and that its ``runs`` match its ``sha256`` (``ValueError`` naming the command otherwise)."""
+    record = json.loads(Path(path).read_text(encoding="utf-8"))
+    if record.get("settings") != settings:
+        raise ValueError(f"{path} was made with other settings: rerun `{record.get('command')}`")
+    if runs_digest(record["runs"]) != record.get("sha256"):
+        raise ValueError(f"{path} does not match its recorded SHA-256: rerun `{record.get('command')}`")
+    return record
