@@ -57,8 +57,8 @@ def plot_history(history, smooth_window: int = 10, ax=None):
 
 def plot_heatmap(matrix, xlabels: Sequence[str] | None = None, ylabels: Sequence[str] | None = None,
                  title: str | None = None, cmap: str = "viridis", annotate: bool = False,
-                 fmt: str = ".2f", ax=None, **imshow_kwargs):
-    """A matrix as an image with optional tick labels and value annotations."""
+                 fmt: str = ".2f", ax=None, colorbar_label: str | None = None, **imshow_kwargs):
+    """A matrix as an image with optional tick labels, value annotations and a colour-bar label."""
     m = _as_numpy(matrix)
     if m.ndim != 2:
         raise ValueError(f"matrix must be 2-D, got shape {m.shape}")
@@ -68,7 +68,9 @@ def plot_heatmap(matrix, xlabels: Sequence[str] | None = None, ylabels: Sequence
     if ax is None:
         _, ax = plt.subplots(figsize=(max(3, 0.5 * m.shape[1] + 1.5), max(2.5, 0.45 * m.shape[0] + 1)))
     im = ax.imshow(m, cmap=cmap, aspect="auto", **imshow_kwargs)
-    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    bar = ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    if colorbar_label:
+        bar.set_label(colorbar_label)
     if xlabels is not None:
         ax.set_xticks(range(m.shape[1]), xlabels, rotation=60, ha="right")
     if ylabels is not None:
