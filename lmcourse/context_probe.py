@@ -10,6 +10,8 @@ Two classifiers, each with no hyperparameters: nearest class mean for vectors (a
 mean static embedding of the context), and naive Bayes with add-one smoothing and equal priors for
 discrete contexts (the previous word's identity, or the counts of the context words).
 """
+from importlib import resources
+
 import torch
 
 from lmcourse.validate import check_int, check_type
@@ -42,6 +44,23 @@ def group_folds(groups: torch.Tensor, labels: torch.Tensor, folds: int = 10, see
         if set(labels[out == f].unique().tolist()) != {0, 1}:
             raise ValueError(f"folds = {folds} is too many: fold {f} lacks a class (too few groups of the rarer class)")
     return out
+
+
+def sense_labels(word: str) -> tuple[torch.Tensor, torch.Tensor, tuple[str, str]]:
+    """Hand-labelled senses of ``word`` in the pretraining articles, from ``corpora/<word>_senses.txt``
+    (one occurrence a line: article index in ``pretraining_text`` train, valid and test in that order,
+    token index after ``word_tokenize(text, lowercase=False)``, sense). Returns (positions (N, 2) of
+    (article, token), labels (N,) in {0, 1}, the two sense names, label 0 first)."""
+    check_type(word, "word", str)
+    path = resources.files("lmcourse") / "corpora" / f"{word}_senses.txt"
+    if not path.is_file():
+        raise ValueError(f"word = {word!r} has no labelled senses (no corpora/{word}_senses.txt)")
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+    senses = tuple(sorted({sense for _, _, sense in rows}))
+    if len(senses) != 2:
+        raise ValueError(f"corpora/{word}_senses.txt must hold exactly two senses, got {senses}")
+    positions = torch.tensor([[int(d), int(k)] for d, k, _ in rows])
+    return positions, torch.tensor([senses.index(sense) for _, _, sense in rows]), senses
 
 
 def balanced_accuracy(pred: torch.Tensor, labels: torch.Tensor) -> float:

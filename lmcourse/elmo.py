@@ -124,9 +124,10 @@ class TokenTagger(nn.Module):
     head learn); ``freeze=False`` fine-tunes the biLM too. ``layer`` uses that one layer instead of
     the mix (e.g. 0 for the static word vectors); ``layer_norm`` normalises each layer before the mix
     (and before a single ``layer``), so that the mix weights compare layers, not their scales;
-    ``with_token_layer=True`` feeds the task model [x_k; ELMo_k], the token layer beside the mix, as
-    the paper does. The task model on top is a one-hidden-layer MLP
-    of width ``hidden_size`` (a linear layer if ``hidden_size`` is None).
+    ``with_token_layer=True`` feeds the task model [x_k; ELMo_k], the token layer beside the mix, after
+    the paper (where x_k is the task model's own token vector, not the biLM's layer 0). The task model
+    on top is a one-hidden-layer MLP of width ``hidden_size`` (a linear layer if ``hidden_size`` is
+    None) applied to each token alone, unlike the paper's biLSTM task models, which read the sentence.
     forward(ids (B, T), lengths (B,), layers=None) -> logits (B, T, num_classes); a frozen tagger
     may be given the biLM's ``layers`` (L+1, B, T, 2d), computed once, instead of recomputing them.
     """

@@ -7,6 +7,7 @@ from lmcourse.context_probe import (
     mean_se,
     naive_bayes_predict,
     probe_folds,
+    sense_labels,
 )
 
 
@@ -77,3 +78,17 @@ def test_encoder_word_vectors_pick_the_first_piece_of_the_word_and_ignore_paddin
     assert torch.allclose(encoder_word_vectors(model, tok, windows, position=1), out, atol=1e-5)
     with pytest.raises(ValueError, match="position"):
         encoder_word_vectors(model, tok, windows, position=3)
+
+
+def test_sense_labels_still_point_at_their_word():
+    from lmcourse.pretrain import pretraining_text
+    from lmcourse.tokenize import word_tokenize
+
+    positions, labels, senses = sense_labels("power")
+    assert senses == ("authority", "electricity") and set(labels.tolist()) == {0, 1}
+    docs = [text for split in ("train", "valid", "test") for text in pretraining_text(split)]
+    tokens = {d: word_tokenize(docs[d], lowercase=False) for d in positions[:, 0].unique().tolist()}
+    assert all(tokens[d][k].lower() == "power" for d, k in positions.tolist())
+    assert len(set(map(tuple, positions.tolist()))) == len(positions)          # no occurrence labelled twice
+    with pytest.raises(ValueError, match="word"):
+        sense_labels("no-such-word")
