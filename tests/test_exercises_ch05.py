@@ -29,3 +29,22 @@ def test_nearest_centroid_check():
     assert check("ch05-nearest-centroid", good) == "ch05-nearest-centroid: all 2 checks passed"
     with pytest.raises(AssertionError):
         check("ch05-nearest-centroid", first_class)
+
+
+def test_scalar_mix_norm_check():
+    def good(layers, s, gamma):
+        normed = torch.nn.functional.layer_norm(layers, layers.shape[-1:])
+        return gamma * (torch.softmax(s, 0).view(-1, *[1] * (layers.dim() - 1)) * normed).sum(0)
+
+    def no_norm(layers, s, gamma):
+        return gamma * (torch.softmax(s, 0).view(-1, *[1] * (layers.dim() - 1)) * layers).sum(0)
+
+    def whole_layer(layers, s, gamma):
+        normed = torch.nn.functional.layer_norm(layers, layers.shape[1:])
+        return gamma * (torch.softmax(s, 0).view(-1, *[1] * (layers.dim() - 1)) * normed).sum(0)
+
+    assert check("ch05-scalar-mix-norm", good) == "ch05-scalar-mix-norm: all 3 checks passed"
+    with pytest.raises(AssertionError, match="normalise each layer"):
+        check("ch05-scalar-mix-norm", no_norm)
+    with pytest.raises(AssertionError, match="last dimension only"):
+        check("ch05-scalar-mix-norm", whole_layer)

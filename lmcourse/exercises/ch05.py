@@ -4,7 +4,7 @@ import torch
 from lmcourse import elmo
 from lmcourse.elmo import ScalarMix
 
-__all__ = ["scalar_mix", "reverse_padded", "nearest_centroid"]
+__all__ = ["scalar_mix", "scalar_mix_norm", "reverse_padded", "nearest_centroid"]
 
 
 def scalar_mix(candidate) -> int:
@@ -27,6 +27,30 @@ def scalar_mix(candidate) -> int:
         equal = candidate(layers, torch.zeros(3), 1.0)
     assert torch.allclose(equal, layers.mean(0), atol=1e-5), \
         "with s = 0 and gamma = 1 the mix is the mean of the layers"
+    return 3
+
+
+def scalar_mix_norm(candidate) -> int:
+    """``candidate(layers (L, ..., D), s (L,), gamma) -> (..., D)``, each layer layer-normalised over D first,
+    vs :class:`lmcourse.elmo.ScalarMix` with ``layer_norm=True``."""
+    torch.manual_seed(0)
+    layers = torch.randn(3, 2, 4, 5) * torch.tensor([1.0, 10.0, 0.1]).view(3, 1, 1, 1) + 3
+    s = torch.tensor([0.5, -1.0, 2.0])
+    reference = ScalarMix(3, layer_norm=True)
+    with torch.no_grad():
+        reference.scalars.copy_(s)
+        reference.gamma.fill_(1.5)
+        expected = reference(layers)
+        out = candidate(layers, s.clone(), 1.5)
+    assert out.shape == expected.shape, (f"the result must drop the layer dimension: "
+                                         f"expected {tuple(expected.shape)}, got {tuple(out.shape)}")
+    plain = 1.5 * (s.softmax(0)[:, None, None, None] * layers).sum(0)
+    assert not torch.allclose(out, plain, atol=1e-4), "normalise each layer (layer_norm over the last dimension) first"
+    assert torch.allclose(out, expected, atol=1e-4), \
+        "expected gamma * sum_j softmax(s)_j * layer_norm(layers[j]), the norm over the last dimension only"
+    with torch.no_grad():
+        scaled = candidate(layers * 7.0, s.clone(), 1.5)
+    assert torch.allclose(scaled, expected, atol=1e-2), "after layer norm, scaling the layers must not change the mix"
     return 3
 
 
