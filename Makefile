@@ -58,7 +58,7 @@ execute: $(STAMP)
 	LMCOURSE_PROGRESS=0 LMCOURSE_CLAIMS=strict $(BIN)/python -m benchmarks.notebook_client $(NB)
 
 # The course's pretrained checkpoints (lmcourse/checkpoints): rebuild them, two at a time, under the
-# reference settings (ELMo's biLM about 40 minutes of one core, BERT about 38, GPT and ELECTRA under
+# reference settings (ELMo's biLM about 40 minutes of one core, BERT about 15, GPT and ELECTRA under
 # 15 each; about 55 minutes on 2 cores), or rebuild and compare with the shipped hashes
 pretrain: $(STAMP)
 	LMCOURSE_PROGRESS=0 $(BIN)/python -m lmcourse.pretrain elmo gpt & pid=$$!; \

@@ -19,6 +19,7 @@ from torch import nn
 
 from lmcourse.attention import MultiHeadAttention, causal_mask, padding_mask
 from lmcourse.masking import IGNORE_INDEX, mask_tokens
+from lmcourse.positional import sinusoidal_encoding
 from lmcourse.seed import DEFAULT_DEVICE
 from lmcourse.tokenize import WordPieceTokenizer, pad_encodings
 from lmcourse.validate import (
@@ -270,6 +271,18 @@ def init_bert_weights(module: nn.Module, std: float = 0.02) -> None:
     elif isinstance(module, nn.LayerNorm):
         nn.init.ones_(module.weight)
         nn.init.zeros_(module.bias)
+
+
+def sinusoidal_positions(model: "BertModel", scale: float) -> None:
+    """Start the learned position table as ``scale`` times the Transformer's sinusoids
+    (:func:`lmcourse.positional.sinusoidal_encoding`) instead of random: nearby positions then start
+    with similar vectors, which a small BERT needs to find its neighbours (chapter 9). The table stays
+    learned, so the checkpoint keeps BERT's layout."""
+    check_type(model, "model", BertModel)
+    check_float(scale, "scale", minimum=0.0, strict_minimum=True)
+    table = model.embeddings.position.weight                                  # (max_len, C)
+    with torch.no_grad():
+        table.copy_(scale * sinusoidal_encoding(*table.shape))
 
 
 class BertForPreTraining(nn.Module):
@@ -541,6 +554,37 @@ def weather_sentences(n: int, seed: int = 0) -> list[tuple[str, str]]:
         after = _WEATHER_AFTER[kind][int(torch.randint(3, (), generator=g))]
         out.append((f"the weather today was {adjective} , {after} .", kind))
     return out
+
+
+def mask_predict(model: BertForPreTraining, input_ids: torch.Tensor, blanks: list[int], mask_id: int,
+                 iterations: int) -> torch.Tensor:
+    """Fill the ``blanks`` (positions) of ``input_ids`` (T,) by mask-predict (Ghazvininejad et al. 2019):
+    predict every blank at once, then re-mask the least confident and predict them again, with
+    fewer re-masked each round (n (K - 1 - k) / K after round k of K = ``iterations``). Returns the
+    filled (T,) ids; ``iterations=1`` is one parallel guess, each blank independent of the others."""
+    check_type(model, "model", BertForPreTraining)
+    check_token_ids(input_ids, model.config.vocab_size, "input_ids")
+    if input_ids.dim() != 1:
+        raise ValueError(f"input_ids must be (time,), got shape {tuple(input_ids.shape)}")
+    check_nonempty(blanks, "blanks")
+    if len(set(blanks)) != len(blanks) or not all(0 <= b < len(input_ids) for b in blanks):
+        raise ValueError(f"blanks must be distinct positions in [0, {len(input_ids)}), got {blanks}")
+    check_int(mask_id, "mask_id", minimum=0, maximum=model.config.vocab_size - 1)
+    check_int(iterations, "iterations", minimum=1)
+    ids, where = input_ids.clone(), torch.tensor(blanks)
+    ids[where] = mask_id
+    confidence = torch.zeros(len(blanks))
+    remasked = torch.ones(len(blanks), dtype=torch.bool)
+    for k in range(iterations):
+        with torch.no_grad():
+            probs = model(ids[None])[0][0, where].softmax(-1)               # (n, V)
+        best, guess = probs.max(-1)
+        ids[where[remasked]], confidence[remasked] = guess[remasked], best[remasked]
+        n = len(blanks) * (iterations - 1 - k) // iterations
+        remasked = torch.zeros(len(blanks), dtype=torch.bool)
+        remasked[confidence.argsort()[:n]] = True                          # the n least confident
+        ids[where[remasked]] = mask_id
+    return ids
 
 
 def fill_in_the_blank(causal: bool, num_steps: int = 150, seed: int = 0) -> dict[str, float]:

