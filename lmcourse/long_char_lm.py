@@ -17,7 +17,6 @@ test reruns the first passes of a seed.
 import argparse
 import copy
 import hashlib
-import json
 import math
 from pathlib import Path
 
@@ -29,8 +28,8 @@ from lmcourse.parallel import parallel_map
 from lmcourse.rnn import RecurrentLM, StatefulLMLoss, stream_loss
 from lmcourse.seed import set_seed
 from lmcourse.tokenize import char_tokenize
-from lmcourse.train import fit, load_checkpoint, save_checkpoint, write_atomically
-from lmcourse.validate import check_int, load_record, runs_digest
+from lmcourse.train import fit, load_checkpoint, save_checkpoint, save_record
+from lmcourse.validate import check_int, load_record
 from lmcourse.vocab import Vocab, char_vocab
 
 SEEDS = (0, 1, 2)
@@ -127,9 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     results = parallel_map(run, SEEDS, desc="seeds")
     runs = [{k: [round(x, 4) for x in v] if k.endswith("bits") else v for k, v in r.items()} for r, _ in results]
     weights = save_checkpoint(results[0][1], args.out.with_suffix(".safetensors"))
-    record = {"command": "python -m lmcourse.long_char_lm", "settings": SETTINGS, "runs": runs,
-              "sha256": runs_digest(runs), "weights sha256": _file_digest(weights)}
-    write_atomically(args.out, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+    save_record(args.out, "python -m lmcourse.long_char_lm", SETTINGS, runs,
+                **{"weights sha256": _file_digest(weights)})
     for r in runs:
         print(f"seed {r['seed']}: best {min(r['valid bits']):.3f} bits per character at pass {r['best pass']}, "
               f"last {r['valid bits'][-1]:.3f}")

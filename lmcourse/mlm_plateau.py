@@ -17,7 +17,6 @@ under the reference settings (numerics.env); :func:`recorded_runs` checks the fi
 reruns the first steps of one run.
 """
 import argparse
-import json
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -34,8 +33,8 @@ from lmcourse.pretrain import (
     unigram_loss,
 )
 from lmcourse.tokenize import WordPieceTokenizer
-from lmcourse.train import write_atomically
-from lmcourse.validate import check_float, check_int, load_record, runs_digest
+from lmcourse.train import save_record
+from lmcourse.validate import check_float, check_int, load_record
 
 SEEDS = (0, 1, 2)
 #: position-table starts compared (the scale of the sinusoids; 0: BERT's random normal(0, 0.02))
@@ -96,9 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     trained = dict(zip([j for j in jobs if j != shipped], parallel_map(_run, [j for j in jobs if j != shipped],
                                                                        desc="runs")))
     runs = [trained[j] if j != shipped else checkpoint_run() for j in jobs]
-    record = {"command": "python -m lmcourse.mlm_plateau", "settings": SETTINGS, "runs": runs,
-              "sha256": runs_digest(runs)}
-    write_atomically(args.out, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+    save_record(args.out, "python -m lmcourse.mlm_plateau", SETTINGS, runs)
     for r in runs:
         loss, step = r["valid_mlm_loss"], r["step"]
         print(f"seed {r['seed']}, position scale {r['position_scale']}: held-out loss "

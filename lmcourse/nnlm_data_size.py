@@ -13,7 +13,6 @@ results, and :func:`recorded_runs` checks it. The chapter reruns one run live an
 the record, and a test reruns another.
 """
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +23,8 @@ from lmcourse.ngram import NGramLM, lm_vocab, tokenized_sentences
 from lmcourse.nnlm import NNLM, context_windows, fit_until_valid_rises, nnlm_perplexity
 from lmcourse.parallel import parallel_map
 from lmcourse.seed import set_seed
-from lmcourse.train import write_atomically
-from lmcourse.validate import check_float, check_int, check_nonempty, load_record, runs_digest
+from lmcourse.train import save_record
+from lmcourse.validate import check_float, check_int, check_nonempty, load_record
 
 CORPORA = {"news": news_documents, "wikipedia": wiki_articles}
 FRACTIONS = (0.25, 0.5, 1.0)
@@ -101,9 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [(c, f, s) for c in reversed(CORPORA) for f in reversed(FRACTIONS) for s in SEEDS]   # largest first
     runs = parallel_map(lambda job: run(*job), jobs, desc="runs")
     runs = [{k: round(v, 4) if isinstance(v, float) else v for k, v in r.items()} for r in runs]
-    record = {"command": "python -m lmcourse.nnlm_data_size", "settings": SETTINGS, "runs": runs,
-              "sha256": runs_digest(runs)}
-    write_atomically(args.out, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+    save_record(args.out, "python -m lmcourse.nnlm_data_size", SETTINGS, runs)
     for r in runs:
         print(f"{r['corpus']:9s} {r['fraction']:4} seed {r['seed']}: {r['train tokens']:7,} tokens, "
               f"unigram {r['unigram']:6.1f}, Kneser-Ney {r['kneser-ney']:6.1f}, NNLM {r['nnlm']:6.1f} "

@@ -4,6 +4,7 @@
 lives in the ``loss_fn(model, batch)`` the caller passes, so the same loop trains a CNN, an LSTM
 and a Transformer.
 """
+import json
 import math
 import os
 import sys
@@ -19,7 +20,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from lmcourse import distributed
 from lmcourse.seed import DEFAULT_DEVICE, DEFAULT_NUM_THREADS, set_seed
-from lmcourse.validate import check_float, check_int, check_state_fits, check_type, safetensors_shapes
+from lmcourse.validate import check_float, check_int, check_state_fits, check_type, runs_digest, safetensors_shapes
 
 #: set LMCOURSE_PROGRESS=0 to silence progress bars (the tests and the notebook refresh do)
 PROGRESS_ENV = "LMCOURSE_PROGRESS"
@@ -222,6 +223,14 @@ def write_atomically(path: str | Path, data: bytes) -> Path:
     with _replaced_atomically(path) as tmp:
         Path(tmp).write_bytes(data)
     return path
+
+
+def save_record(path: str | Path, command: str, settings: dict, runs: list, **extra) -> Path:
+    """Write a record of computed-once results, atomically: the command that made it, its settings, the
+    runs, their SHA-256 (:func:`lmcourse.validate.runs_digest`) and ``extra`` fields; read it back with
+    :func:`lmcourse.validate.load_record`."""
+    record = {"command": command, "settings": settings, "runs": runs, "sha256": runs_digest(runs), **extra}
+    return write_atomically(path, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
 
 
 def save_checkpoint(model: torch.nn.Module, path: str | Path) -> Path:

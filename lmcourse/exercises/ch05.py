@@ -7,12 +7,10 @@ from lmcourse.elmo import ScalarMix
 __all__ = ["scalar_mix", "scalar_mix_norm", "reverse_padded", "nearest_centroid"]
 
 
-def scalar_mix(candidate) -> int:
-    """``candidate(layers (L, ..., D), s (L,), gamma) -> (..., D)`` vs :class:`lmcourse.elmo.ScalarMix`."""
-    torch.manual_seed(0)
-    layers = torch.randn(3, 2, 4, 5)
-    s = torch.tensor([0.5, -1.0, 2.0])
-    reference = ScalarMix(3)
+def _against_scalar_mix(candidate, layers: torch.Tensor, s: torch.Tensor, layer_norm: bool):
+    """(candidate's mix, :class:`ScalarMix`'s) of ``layers`` (L, ..., D) with scalars ``s`` and gamma 1.5,
+    after checking that the candidate drops the layer dimension."""
+    reference = ScalarMix(len(s), layer_norm=layer_norm)
     with torch.no_grad():
         reference.scalars.copy_(s)
         reference.gamma.fill_(1.5)
@@ -20,6 +18,15 @@ def scalar_mix(candidate) -> int:
         out = candidate(layers, s.clone(), 1.5)
     assert out.shape == expected.shape, (f"the result must drop the layer dimension: "
                                          f"expected {tuple(expected.shape)}, got {tuple(out.shape)}")
+    return out, expected
+
+
+def scalar_mix(candidate) -> int:
+    """``candidate(layers (L, ..., D), s (L,), gamma) -> (..., D)`` vs :class:`lmcourse.elmo.ScalarMix`."""
+    torch.manual_seed(0)
+    layers = torch.randn(3, 2, 4, 5)
+    s = torch.tensor([0.5, -1.0, 2.0])
+    out, expected = _against_scalar_mix(candidate, layers, s, layer_norm=False)
     plain = 1.5 * (s[:, None, None, None] * layers).sum(0)
     assert not torch.allclose(out, plain, atol=1e-5), "normalise the scalars with a softmax before weighting"
     assert torch.allclose(out, expected, atol=1e-5), "expected gamma * sum_j softmax(s)_j * layers[j]"
@@ -36,14 +43,7 @@ def scalar_mix_norm(candidate) -> int:
     torch.manual_seed(0)
     layers = torch.randn(3, 2, 4, 5) * torch.tensor([1.0, 10.0, 0.1]).view(3, 1, 1, 1) + 3
     s = torch.tensor([0.5, -1.0, 2.0])
-    reference = ScalarMix(3, layer_norm=True)
-    with torch.no_grad():
-        reference.scalars.copy_(s)
-        reference.gamma.fill_(1.5)
-        expected = reference(layers)
-        out = candidate(layers, s.clone(), 1.5)
-    assert out.shape == expected.shape, (f"the result must drop the layer dimension: "
-                                         f"expected {tuple(expected.shape)}, got {tuple(out.shape)}")
+    out, expected = _against_scalar_mix(candidate, layers, s, layer_norm=True)
     plain = 1.5 * (s.softmax(0)[:, None, None, None] * layers).sum(0)
     assert not torch.allclose(out, plain, atol=1e-4), "normalise each layer (layer_norm over the last dimension) first"
     assert torch.allclose(out, expected, atol=1e-4), \
