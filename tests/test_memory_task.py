@@ -67,6 +67,7 @@ def test_orthogonal_init_early_stopping_and_parameter_matching():
     rnn = SequenceClassifier(task.vocab_size, task.num_classes, width, "rnn")
     wider = SequenceClassifier(task.vocab_size, task.num_classes, width + 1, "rnn")
     assert abs(count_parameters(rnn) - count_parameters(lstm)) <= abs(count_parameters(wider) - count_parameters(lstm))
+    assert abs(count_parameters(rnn) / count_parameters(lstm) - 1) < 0.02       # the chapter's matched pair
 
     assert limit({4: [1.0, 0.95], 8: [0.99, 0.5], 16: [1.0, 1.0]}) == 4     # 16 does not count after 8 failed
     assert limit({4: [0.5], 8: []}) is None
