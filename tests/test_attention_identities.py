@@ -134,3 +134,12 @@ def test_the_full_pretrained_encoders_first_layer_gives_the_viewers_weights():
     with torch.no_grad():
         out = minilm(torch.tensor([viewer.tokenizer.encode(sentence).ids]), output_attentions=True)
     assert torch.allclose(out.attentions[0][0], first, atol=1e-5)
+
+
+def test_tied_query_and_key_projections_give_symmetric_scores():
+    g = torch.Generator().manual_seed(0)
+    X, W = torch.randn(4, 8, 16, generator=g), torch.randn(16, 16, generator=g)
+    scores = (X @ W) @ (X @ W).transpose(1, 2)                 # W^Q = W^K = W: S = X W W^T X^T
+    assert torch.allclose(scores, scores.transpose(1, 2), atol=1e-4)
+    other = (X @ W) @ (X @ torch.randn(16, 16, generator=g)).transpose(1, 2)
+    assert not torch.allclose(other, other.transpose(1, 2), atol=1e-1)

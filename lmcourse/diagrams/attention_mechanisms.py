@@ -238,7 +238,7 @@ def luong_attention(*, shapes: bool = True) -> Figure:
     fig, ax = _canvas(9.0, 5.1)
     _text(ax, 0.1, 4.9, "Luong et al.'s global attention with input feeding: decoder step t", size=TITLE,
           bold=True, ha="left")
-    _text(ax, 0.1, 4.55, r"Luong et al. write $h_t$ for $s_t$ and $\tilde h_t$ for $a_t$; the encoder is bidirectional",
+    _text(ax, 0.1, 4.55, r"Luong et al. write $h_t$ for $s_t$ and $\tilde h_t$ for $a_t$; our encoder is bidirectional",
           size=SMALL, ha="left")
     enc_x = _spread(1.75, 4, 0.8)
     tokens = _seq_row(ax, enc_x, 0.45, [rf"$x_{j}$" for j in range(1, 5)], "input")
