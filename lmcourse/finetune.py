@@ -244,6 +244,28 @@ def qa_examples(n: int, seed: int = 0) -> list[QAExample]:
     return out
 
 
+def joinable_qa_examples(n: int, seed: int = 0) -> list[QAExample]:
+    """n passages of ``qa_examples`` that can be joined into one text in which every question still has
+    exactly one right answer: no person is named twice, and no city asked about ("who lives in ...") is named
+    twice, across all n passages."""
+    check_int(n, "n", minimum=1)
+    chosen, names, cities, asked = [], set(), set(), set()
+    for ex in qa_examples(100 * n, seed):
+        people = [sentence.split(" lives in ") for sentence in " ".join(ex.words).split(" . ") if sentence]
+        ex_names = [name for name, _ in people]
+        ex_cities = [rest.split(" and works")[0] for _, rest in people]
+        city = ex.question[len("who lives in "):-2] if ex.question.startswith("who lives in ") else None
+        if (len(set(ex_names)) < len(ex_names) or names & set(ex_names) or asked & set(ex_cities)
+                or (city is not None and (city in cities or ex_cities.count(city) > 1))):
+            continue
+        chosen.append(ex)
+        names |= set(ex_names)
+        cities |= set(ex_cities)
+        asked |= {city} - {None}
+        if len(chosen) == n:
+            return chosen
+    raise ValueError(f"n = {n} is too many: fewer joinable passages were found")
+
 def tagging_examples(n: int, seed: int = 0, new_names: bool = False) -> list[tuple[list[str], list[str]]]:
     """Sentences as words with BIO tags for people (PER) and places (LOC); with ``new_names`` the
     people and places come from lists disjoint from the default ones (a test of generalisation)."""

@@ -10,6 +10,7 @@ from lmcourse.finetune import (
     best_span,
     encode_task,
     freeze_lower_layers,
+    joinable_qa_examples,
     pair_examples,
     qa_examples,
     tagging_examples,
@@ -53,6 +54,23 @@ def test_datasets_are_seeded_and_consistent():
             if cur.startswith("I-"):
                 assert prev[2:] == cur[2:]          # I- only continues an entity of its type
 
+
+
+def test_joined_passages_leave_every_question_one_answer():
+    parts = joinable_qa_examples(12, seed=3)
+    text = " " + " ".join(w for ex in parts for w in ex.words) + " "
+    for ex in parts:
+        if ex.question.startswith("who lives in "):
+            city = ex.question[len("who lives in "):-2]
+            assert text.count(f" in {city} and ") == 1           # one person lives in the city asked about
+        else:
+            name = ex.question.split(" of ")[-1][:-2] if ex.question.startswith("what") else ex.question[11:-7]
+            assert text.count(f" {name} lives ") == 1             # the person asked about is named once
+    assert joinable_qa_examples(4, seed=3) == parts[:4]
+    with pytest.raises(ValueError, match="n"):
+        joinable_qa_examples(0)
+    with pytest.raises(ValueError, match="too many"):
+        joinable_qa_examples(200)
 
 def test_qa_encoding_points_at_the_answer(tok):
     examples = qa_examples(10)
