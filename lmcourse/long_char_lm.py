@@ -1,4 +1,4 @@
-"""Chapter 4's character LSTM trained for many passes, until it overtakes the Kneser-Ney character model.
+"""Chapter 4's character LSTM trained for many passes, until it overtakes the Kneser-Ney character 4-gram.
 
 The chapter trains a small character LSTM live for two passes over the news articles, which leaves
 it well behind a character 4-gram with Kneser-Ney smoothing. Here a wider LSTM (the same

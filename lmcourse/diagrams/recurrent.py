@@ -591,6 +591,7 @@ def memory_task(*, gap: int = 4) -> Figure:
     inputs = _token_row(ax, tokens, xs, y_x, w=0.5, kinds=kinds, size=12)
     _text(ax, 0.1, y_x, "ids (B, gap + 2)", size=SMALL, ha="left")
     _text(ax, 0.1, y_h, "states (B, H)", size=SMALL, ha="left")
+    _text(ax, 0.1, (y_x + y_h) / 2, "Embedding: (B, gap + 2, E)", size=SMALL, ha="left")
     prev = _box(ax, xs[0] - 0.95, y_h, 0.55, 0.42, r"$h_0$", "input", size=11)
     for k, (x, token) in enumerate(zip(xs, inputs, strict=True)):
         cell = _box(ax, x, y_h, 0.62, 0.42, rf"$h_{k + 1}$", "recurrent", size=11)
