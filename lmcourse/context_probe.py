@@ -11,6 +11,7 @@ mean static embedding of the context), and naive Bayes with add-one smoothing an
 discrete contexts (the previous word's identity, or the counts of the context words).
 """
 from importlib import resources
+from itertools import combinations_with_replacement
 
 import torch
 
@@ -123,6 +124,45 @@ def mean_se(values) -> tuple[float, float]:
         raise ValueError(f"values must be one-dimensional with at least 2 entries, got shape {tuple(t.shape)}")
     return t.mean().item(), (t.std() / len(t) ** 0.5).item()
 
+
+
+def fold_moves(labels: torch.Tensor, fold: torch.Tensor) -> torch.Tensor:
+    """(F,) the most one occurrence changing sides can move each fold's balanced accuracy, for labels (N,)
+    in {0, 1} and fold (N,) in [0, F): 1 / (2 n), n the fold's count of its rarer class."""
+    folds = fold.unique()
+    rarer = torch.tensor([min(int((labels[fold == f] == 1).sum()), int((labels[fold == f] != 1).sum())) for f in folds])
+    if (rarer == 0).any():
+        raise ValueError("labels must hold both classes in every fold")
+    return 1 / (2 * rarer.double())
+
+
+def robust_verdict(diffs: torch.Tensor, moves: torch.Tensor, flips: int = 2) -> tuple[str, float]:
+    """The verdict on paired per-fold differences diffs (F,) that no `flips` occurrences changing sides can
+    overturn, each moving one fold's difference by up to moves[f] (F,) either way.
+
+    Every such change is tried, the mean and standard error recomputed: 'ahead' ('behind') if the mean stays
+    above (below) zero by more than twice its standard error in all of them, 'within' if it stays inside twice
+    its standard error in all, else 'unresolved'. Also returns the worst case: for a verdict, the smallest
+    distance from twice the standard error over the changes (how far it still is from the line); for
+    'unresolved', the unchanged |mean| - 2 SE."""
+    d, moves = torch.as_tensor(diffs, dtype=torch.float64), torch.as_tensor(moves, dtype=torch.float64)
+    if d.dim() != 1 or len(d) < 2 or moves.shape != d.shape:
+        raise ValueError(f"diffs must be (F,) with F >= 2 and moves of the same shape, got {tuple(d.shape)} "
+                         f"and {tuple(moves.shape)}")
+    check_int(flips, "flips", minimum=0)
+    steps = torch.cat([torch.diag(moves), -torch.diag(moves)])                   # (2F, F): one occurrence each
+    changed = [d]
+    for k in range(1, flips + 1):
+        changed += [d + steps[list(c)].sum(0) for c in combinations_with_replacement(range(len(steps)), k)]
+    x = torch.stack(changed)                                                      # (changes, F)
+    mean, two_se = x.mean(1), 2 * x.std(1) / len(d) ** 0.5
+    if (mean - two_se > 0).all():
+        return "ahead", (mean - two_se).min().item()
+    if (-mean - two_se > 0).all():
+        return "behind", (-mean - two_se).min().item()
+    if (two_se - mean.abs() > 0).all():
+        return "within", (two_se - mean.abs()).min().item()
+    return "unresolved", (d.mean().abs() - 2 * d.std() / len(d) ** 0.5).item()
 
 @torch.no_grad()
 def encoder_word_vectors(model, tokenizer, windows: list[list[str]], position: int,

@@ -3,10 +3,12 @@ import torch
 
 from lmcourse.context_probe import (
     balanced_accuracy,
+    fold_moves,
     group_folds,
     mean_se,
     naive_bayes_predict,
     probe_folds,
+    robust_verdict,
     sense_labels,
 )
 
@@ -92,3 +94,30 @@ def test_sense_labels_still_point_at_their_word():
     assert len(set(map(tuple, positions.tolist()))) == len(positions)          # no occurrence labelled twice
     with pytest.raises(ValueError, match="word"):
         sense_labels("no-such-word")
+
+
+def test_fold_moves_are_half_over_the_rarer_class_count():
+    labels = torch.tensor([1, 0, 0, 1, 1, 0, 0, 0])
+    fold = torch.tensor([0, 0, 0, 1, 1, 1, 1, 1])
+    assert fold_moves(labels, fold).tolist() == [0.5, 0.25]                   # rarer counts 1 and 2
+    with pytest.raises(ValueError, match="both classes"):
+        fold_moves(torch.tensor([1, 1, 0, 0]), torch.tensor([0, 0, 1, 1]))
+
+
+def test_robust_verdict_keeps_only_what_every_change_of_two_occurrences_keeps():
+    clear = torch.tensor([0.30, 0.31, 0.29, 0.30, 0.32])
+    assert robust_verdict(clear, torch.full((5,), 0.001))[0] == "ahead"
+    assert robust_verdict(-clear, torch.full((5,), 0.001))[0] == "behind"
+    assert robust_verdict(clear, torch.full((5,), 0.3))[0] == "unresolved"    # two big moves can overturn it
+    noise = torch.tensor([0.01, -0.02, 0.015, -0.01, 0.0])
+    verdict, worst = robust_verdict(noise, torch.full((5,), 0.001))
+    assert verdict == "within" and worst > 0
+    near = torch.tensor([0.10, 0.02, 0.06, 0.03, 0.09])                        # just past twice its SE
+    m, two_se = near.mean().item(), 2 * near.std().item() / 5 ** 0.5
+    assert m - two_se > 0 and robust_verdict(near, torch.zeros(5), flips=0)[0] == "ahead"
+    assert robust_verdict(near, torch.full((5,), 0.03))[0] == "unresolved"
+    assert robust_verdict(near, torch.full((5,), 0.03))[1] == pytest.approx(m - two_se)
+    with pytest.raises(ValueError, match="diffs"):
+        robust_verdict(clear, torch.ones(4))
+    with pytest.raises(ValueError, match="flips"):
+        robust_verdict(clear, torch.ones(5), flips=-1)
