@@ -125,7 +125,6 @@ def mean_se(values) -> tuple[float, float]:
     return t.mean().item(), (t.std() / len(t) ** 0.5).item()
 
 
-
 def fold_moves(labels: torch.Tensor, fold: torch.Tensor) -> torch.Tensor:
     """(F,) the most one occurrence changing sides can move each fold's balanced accuracy, for labels (N,)
     in {0, 1} and fold (N,) in [0, F): 1 / (2 n), n the fold's count of its rarer class."""
@@ -163,6 +162,7 @@ def robust_verdict(diffs: torch.Tensor, moves: torch.Tensor, flips: int = 2) -> 
     if (two_se - mean.abs() > 0).all():
         return "within", (two_se - mean.abs()).min().item()
     return "unresolved", (d.mean().abs() - 2 * d.std() / len(d) ** 0.5).item()
+
 
 @torch.no_grad()
 def encoder_word_vectors(model, tokenizer, windows: list[list[str]], position: int,

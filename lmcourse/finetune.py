@@ -266,6 +266,7 @@ def joinable_qa_examples(n: int, seed: int = 0) -> list[QAExample]:
             return chosen
     raise ValueError(f"n = {n} is too many: fewer joinable passages were found")
 
+
 def tagging_examples(n: int, seed: int = 0, new_names: bool = False) -> list[tuple[list[str], list[str]]]:
     """Sentences as words with BIO tags for people (PER) and places (LOC); with ``new_names`` the
     people and places come from lists disjoint from the default ones (a test of generalisation)."""
