@@ -405,6 +405,53 @@ def sequence_log_probs(model: GPT, ids: torch.Tensor, lengths: torch.Tensor) -> 
     return (log_p * scored).sum(-1)                                             # (B,)
 
 
+@torch.no_grad()
+def loss_by_position(model: GPT, batches) -> torch.Tensor:
+    """Mean next-token loss (nats) at each position of the window: batches of ``(x, y)``, each (B, T),
+    all of one length T -> (T,). Position t predicts its token from t + 1 tokens of context."""
+    total, count = None, 0
+    for x, y in batches:
+        logits = model(x)                                                      # (B, T, V)
+        nll = F.cross_entropy(logits.transpose(1, 2), y, reduction="none")     # (B, T)
+        if total is not None and nll.size(1) != total.numel():
+            raise ValueError(f"batches must all have one window length; got {total.numel()} and {nll.size(1)}")
+        total = nll.sum(0) if total is None else total + nll.sum(0)
+        count += nll.size(0)
+    if total is None:
+        raise ValueError("batches must not be empty")
+    return total / count
+
+
+@torch.no_grad()
+def sliding_window_loss(model: GPT, ids: torch.Tensor, stride: int, batch_size: int = 16) -> float:
+    """Mean next-token loss (nats) over a token stream ``ids`` (N,), every token after the first
+    predicted exactly once.
+
+    Windows of ``context_size`` tokens start every ``stride`` tokens (the last one ends at the
+    stream's end); each window scores only the targets that no earlier window scored, so every
+    target after the first window sees at least ``context_size - stride`` tokens of context.
+    ``stride = context_size`` is the usual evaluation on non-overlapping windows, where the first
+    tokens of each window are predicted from almost nothing.
+    """
+    check_type(ids, "ids", torch.Tensor)
+    T = model.config.context_size
+    if ids.dim() != 1 or len(ids) < T + 1:
+        raise ValueError(f"ids must be a 1-D stream of at least context_size + 1 = {T + 1} tokens, "
+                         f"got shape {tuple(ids.shape)}")
+    check_int(stride, "stride", minimum=1, maximum=T)
+    check_int(batch_size, "batch_size", minimum=1)
+    last = len(ids) - 1 - T                                    # start of the window that ends the stream
+    starts = torch.tensor(sorted(set(range(0, last, stride)) | {last}))
+    scored_up_to = torch.cat([starts.new_zeros(1), starts[:-1] + T])    # targets <= this were scored before
+    total = 0.0
+    for i in range(0, len(starts), batch_size):
+        s = starts[i:i + batch_size, None] + torch.arange(T)              # (W, T): input positions
+        logits = model(ids[s])                                            # (W, T, V)
+        nll = F.cross_entropy(logits.transpose(1, 2), ids[s + 1], reduction="none")   # (W, T)
+        total += nll[s + 1 > scored_up_to[i:i + batch_size, None]].sum().item()
+    return total / (len(ids) - 1)
+
+
 def transfer_layers(pretrained: GPT, num_blocks: int) -> GPT:
     """A new GPT of ``pretrained``'s configuration that copies its embeddings (tied output layer),
     final LayerNorm and first ``num_blocks`` blocks; the blocks above keep their fresh random

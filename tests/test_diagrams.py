@@ -50,6 +50,9 @@ VARIANTS = [
     ("path_length", {"tokens": 6}),
     ("what_each_model_sees", {"position": 1, "matrices": False}),
     ("decoder_only", {"shapes": False}),
+    ("gpt_block", {"shapes": False}),
+    ("kv_cache", {"step": 3}),
+    ("kv_cache", {"step": 4}),
     ("teacher_forcing", {"steps": 2}),
     ("teacher_forcing", {"steps": 3}),
     ("beam_search_tree", {"beam_size": 1}),
@@ -110,6 +113,10 @@ BAD = [
     ("relative_position_bias", {"max_offset": 6}, ValueError, "max_offset"),
     ("what_each_model_sees", {"position": 0}, ValueError, "position"),
     ("decoder_only", {"shapes": 1}, TypeError, "shapes"),
+    ("gpt_block", {"shapes": "yes"}, TypeError, "shapes"),
+    ("kv_cache", {"step": 2}, ValueError, "step"),
+    ("kv_cache", {"step": 6}, ValueError, "step"),
+    ("kv_cache", {"step": 4.0}, TypeError, "step"),
     ("what_each_model_sees", {"matrices": "all"}, TypeError, "matrices"),
     ("gpt_input_transformations", {"choices": 1}, ValueError, "choices"),
     ("wordpiece_segmentation", {"word": "Unaffable"}, ValueError, "word"),
@@ -192,3 +199,14 @@ def test_bad_keyword_arguments_are_rejected(name, kwargs, error, argument):
 def test_unknown_keyword_argument_is_a_type_error(name):
     with pytest.raises(TypeError):
         DIAGRAMS[name](colour="red")
+
+
+def test_bpe_merges_draws_the_merges_the_trainer_learns():
+    fig = DIAGRAMS["bpe_merges"]()
+    try:
+        texts = {t.get_text() for ax in fig.axes for t in ax.texts}
+    finally:
+        plt.close(fig)
+    # Sennrich et al.'s table without the end-of-word marker: e s (9, tied with s t), es t (9), l o (7, tied with o w)
+    assert {"merge 1: e + s → es", "merge 2: es + t → est", "merge 3: l + o → lo"} <= texts
+    assert "vocabulary: 256 bytes\n+ 3 merges = 259 ids" in texts

@@ -1,7 +1,10 @@
 """GPT: shapes, causality, parity with transformers' GPT-2, generation, GPT-1 task heads."""
+from collections import Counter
+
 import pytest
 import torch
 
+from lmcourse.bpe import BPETokenizer, merge_pair, pretokenize
 from lmcourse.exercises import check
 from lmcourse.gpt import (
     GPT,
@@ -12,9 +15,11 @@ from lmcourse.gpt import (
     complete,
     entailment_input,
     lm_loss,
+    loss_by_position,
     multiple_choice_inputs,
     sequence_log_probs,
     similarity_inputs,
+    sliding_window_loss,
     task_batch,
     task_loss,
     transfer_layers,
@@ -221,6 +226,35 @@ def test_similarity_is_symmetric_and_task_errors():
 def test_exercise_checkers_reject_wrong_answers():
     with pytest.raises(AssertionError, match="tied output layer once"):
         check("ch08-gpt-parameters", lambda V, T, d, L: 2 * V * d + T * d + L * (12 * d * d + 13 * d) + 2 * d)
+    with pytest.raises(AssertionError, match="expected"):     # the first merges, but one too many
+        check("ch08-naive-bpe", lambda texts, n: BPETokenizer.train(texts, vocab_size=256 + n + 2).merges)
+    with pytest.raises(AssertionError, match="expected"):     # non-overlapping windows whatever the stride
+        check("ch08-sliding-window", lambda m, ids, stride: sliding_window_loss(m, ids, m.config.context_size))
+
+
+def naive_merges(texts, num_merges):
+    """Byte-pair merges, counting every pair again after each merge (the reader's exercise)."""
+    chunks = Counter(chunk for text in texts for chunk in pretokenize(text))
+    words = {tuple(chunk.encode("utf-8")): count for chunk, count in chunks.items()}
+    merges = []
+    for new_id in range(256, 256 + num_merges):
+        pairs = Counter()
+        for word, count in words.items():
+            for pair in zip(word, word[1:]):
+                pairs[pair] += count
+        if not pairs:
+            break
+        pair = min(pairs, key=lambda p: (-pairs[p], p))
+        if pairs[pair] < 2:
+            break
+        merges.append(pair)
+        words = {tuple(merge_pair(list(word), pair, new_id)): count for word, count in words.items()}
+    return merges
+
+
+def test_exercise_checkers_accept_right_answers():
+    assert check("ch08-naive-bpe", naive_merges) == "ch08-naive-bpe: all 3 checks passed"
+    assert check("ch08-sliding-window", sliding_window_loss) == "ch08-sliding-window: all 5 checks passed"
 
 
 def test_kv_cache_gives_the_same_logits_in_pieces():
@@ -285,3 +319,34 @@ def test_transfer_layers_copies_the_lower_blocks_only():
     assert model.lm_head.weight is model.wte.weight
     with pytest.raises(ValueError, match="num_blocks must be <= 2"):
         transfer_layers(pretrained, 3)
+
+
+def test_loss_by_position_averages_each_position_over_the_batches():
+    model = small()
+    x = torch.randint(0, 50, (2, 5, 17))
+    batches = [(w[:, :-1], w[:, 1:]) for w in x]
+    by_position = loss_by_position(model, batches)
+    assert by_position.shape == (16,)
+    assert torch.allclose(by_position.mean(), torch.stack([lm_loss(model, b) for b in batches]).mean(), atol=1e-5)
+    with torch.no_grad():
+        last = torch.cat([torch.nn.functional.cross_entropy(model(a)[:, -1], b[:, -1], reduction="none")
+                          for a, b in batches])
+    assert torch.allclose(by_position[-1], last.mean(), atol=1e-5)
+    with pytest.raises(ValueError, match="one window length"):
+        loss_by_position(model, [batches[0], (x[0, :, :9], x[0, :, 1:10])])
+
+
+def test_sliding_window_loss_scores_every_token_once_with_the_longest_context():
+    model = small(context_size=8)
+    ids = torch.randint(0, 50, (8 * 4 + 1,))
+    with torch.no_grad():
+        disjoint = lm_loss(model, (ids[:-1].view(4, 8), ids[1:].view(4, 8))).item()
+        # stride 1, brute force: target j is predicted from the (at most 8) tokens before it
+        brute = [torch.nn.functional.cross_entropy(model(ids[None, max(0, j - 8):j])[0, -1:], ids[j:j + 1]).item()
+                 for j in range(1, len(ids))]
+    assert sliding_window_loss(model, ids, stride=8) == pytest.approx(disjoint, abs=1e-5)
+    assert sliding_window_loss(model, ids, stride=1, batch_size=3) == pytest.approx(sum(brute) / len(brute), abs=1e-5)
+    with pytest.raises(ValueError, match="stride must be <= 8"):
+        sliding_window_loss(model, ids, stride=9)
+    with pytest.raises(ValueError, match="at least context_size"):
+        sliding_window_loss(model, ids[:8], stride=4)

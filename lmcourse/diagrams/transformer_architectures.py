@@ -1,9 +1,11 @@
 """Diagrams for chapters 7-9: the Transformer's encoder and decoder layers, the decoder-only design
-beside the encoder-decoder, and what ELMo, GPT and BERT each see."""
+beside the encoder-decoder, GPT-2's model around its residual stream, what ELMo, GPT and BERT each see,
+generation with a key-value cache, and the two-head induction circuit."""
 from collections.abc import Callable
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
 
 from lmcourse.diagrams._drawing import (
     ACCENT,
@@ -26,6 +28,7 @@ from lmcourse.diagrams._drawing import (
     _token_row,
     diagram,
 )
+from lmcourse.gpt import GPTConfig
 from lmcourse.validate import check_int, check_type
 
 # ---------------------------------------------------------------------------------------------
@@ -175,6 +178,90 @@ def decoder_only(*, shapes: bool = True) -> Figure:
     return fig
 
 
+def _frame(ax: Axes, left: float, bottom: float, right: float, top: float, *, color: str = "#999999") -> None:
+    """A dashed frame around a group of parts (a repeated block, a cache)."""
+    ax.add_patch(FancyBboxPatch((left, bottom), right - left, top - bottom, boxstyle="round,pad=0,rounding_size=0.08",
+                                fc="none", ec=color, lw=1.0, ls="--", zorder=1))
+
+
+@diagram
+def gpt_block(*, shapes: bool = True) -> Figure:
+    """GPT-2's model as :class:`~lmcourse.gpt.GPT` and :class:`~lmcourse.gpt.Block` compute it. Token
+    plus learned position embeddings start the residual stream, drawn as one straight line that every
+    sub-layer reads from, through its own LayerNorm (pre-LN), and adds its output back to; each of the N
+    blocks holds causal multi-head self-attention and a GELU MLP (d_model -> 4 d_model -> d_model). A
+    final LayerNorm, an output layer whose weight is the token-embedding matrix itself (tied, no bias),
+    and a softmax over the V tokens close the model; ``shapes`` adds the tensor shapes to the edges."""
+    check_type(shapes, "shapes", bool)
+    fig, ax = _canvas(9.0, 7.4)
+    _text(ax, 0.1, 7.15, "GPT-2, as GPT and Block compute it (read from the bottom)", size=TITLE, bold=True,
+          ha="left")
+
+    def shape(text: str) -> str:
+        return text if shapes else ""
+
+    sx, stream = 1.75, dict(lw=2.4)                                # the residual stream: x, line width
+    ids = _box(ax, sx, 0.35, 1.3, 0.38, "token ids", "input", size=SMALL)
+    wte = _box(ax, sx, 1.2, 2.0, 0.52, "token embedding wte\n(V, d_model)", "embedding", size=SMALL)
+    _edge(ax, ids.top, wte.bottom, shape("(B, T)"))
+    start = _node(ax, sx, 2.05, "+")
+    _edge(ax, wte.top, start.bottom, shape("(B, T, d_model)"))
+    wpe = _box(ax, 4.6, start.y, 2.1, 0.52, "position embedding wpe\n(context_size, d_model)", "embedding",
+               size=SMALL)
+    _edge(ax, wpe.left, start.right, shape("(T, d_model)"), side="above")
+    positions = _box(ax, wpe.x, 1.2, 1.7, 0.38, "positions 0 … T − 1", "input", size=SMALL)
+    _arrow(ax, positions.top, wpe.bottom)
+
+    _frame(ax, 1.1, 2.55, 8.2, 5.0)
+    _text(ax, 8.1, 4.8, "Block × N", size=FONT, bold=True, ha="right")
+    below = start
+    for y, part in ((2.9, "attention"), (4.1, "mlp")):              # read at a dot, add back at a +
+        _arrow(ax, below.top, (sx, y), **stream)
+        _dot(ax, sx, y)
+        norm = _box(ax, 2.95, y, 1.0, 0.38, "LayerNorm", "norm", size=SMALL)
+        _arrow(ax, (sx, y), norm.left)
+        if part == "attention":
+            last = _stack(ax, 4.6, y, 2.0, 0.52, "causal multi-head\nself-attention", "attention", size=SMALL)
+            _arrow(ax, norm.right, last.left)
+        else:
+            fc = _box(ax, 4.35, y, 1.45, 0.52, "Linear\nd_model → 4·d_model", "feedforward", size=SMALL)
+            gelu = _box(ax, 5.55, y, 0.6, 0.38, "GELU", "feedforward", size=SMALL)
+            last = _box(ax, 6.75, y, 1.45, 0.52, "Linear\n4·d_model → d_model", "feedforward", size=SMALL)
+            _arrow(ax, norm.right, fc.left)
+            _arrow(ax, fc.right, gelu.left)
+            _arrow(ax, gelu.right, last.left)
+            if shapes:
+                _text(ax, gelu.x, y - 0.3, "(B, T, 4·d_model)", size=SMALL, va="top")
+        add = _node(ax, sx, y + 0.6, "+")
+        _arrow(ax, (sx, y), add.bottom, **stream)
+        top = last.top[1] + (0.14 if part == "attention" else 0)        # above the stacked heads
+        _arrow(ax, (last.x, top), (last.x, add.y), add.right)
+        below = add
+
+    ln_f = _box(ax, sx, 5.45, 1.6, 0.38, "final LayerNorm", "norm", size=SMALL)
+    _arrow(ax, below.top, ln_f.bottom, **stream)
+    head = _box(ax, sx, 6.15, 2.0, 0.52, "Linear d_model → V\n(no bias)", "output", size=SMALL)
+    _edge(ax, ln_f.top, head.bottom, shape("(B, T, d_model)"))
+    soft = _box(ax, sx, 6.85, 1.6, 0.38, "softmax over V", "output", size=SMALL)
+    _edge(ax, head.top, soft.bottom, shape("(B, T, V) logits"))
+    small = GPTConfig()                                             # the defaults: GPT-2 small
+    _text(ax, 3.3, 6.95, "Each block, pre-LN:  x ← x + Attn(LN₁(x)),  then  x ← x + MLP(LN₂(x))", size=SMALL,
+          ha="left")
+    _text(ax, 3.3, 6.65, "The stream itself passes no LayerNorm until the final one.", size=SMALL, ha="left")
+    _text(ax, 3.3, 6.27, "GPT returns the logits; the softmax is taken in the loss\nor when a token is sampled.",
+          size=SMALL, ha="left")
+    _text(ax, 3.3, 5.82, f"GPT-2 small: N = {small.num_layers} blocks, d_model = {small.d_model}, h = "
+          f"{small.num_heads} heads,\n4·d_model = {small.d_ff:,}, V = {small.vocab_size:,} tokens, "
+          f"context_size = {small.context_size:,}.", size=SMALL, ha="left")
+    tie = 0.5
+    _arrow(ax, wte.left, (tie, wte.y), (tie, head.y), head.left, dashed=True, color=ACCENT, lw=1.6)
+    ax.text(tie - 0.17, 3.7, "tied: the output layer's weight is wte itself", fontsize=SMALL, color=ACCENT,
+            ha="center", va="center", rotation=90, zorder=5)
+    ax.text(sx - 0.3, 3.7, "residual stream" + shape(" (B, T, d_model)"), fontsize=SMALL, color=TEXT,
+            ha="center", va="center", rotation=90, zorder=5)
+    return fig
+
+
 @diagram
 def what_each_model_sees(*, position: int = 2, matrices: bool = True) -> Figure:
     """What ELMo, GPT and BERT may look at to predict the word at ``position`` (0-based, in a
@@ -233,6 +320,120 @@ def what_each_model_sees(*, position: int = 2, matrices: bool = True) -> Figure:
         for cx, cells, note in zip(centres, grids, notes, strict=True):
             _grid(ax, cells, cx - n * cell / 2 + 0.15, top, cell, words)
             _text(ax, cx, 0.15, note, size=SMALL)
+    return fig
+
+
+@diagram
+def kv_cache(*, step: int = 5) -> Figure:
+    """Generation step t (``step``) of one attention layer, without and with a key-value cache, as
+    :meth:`~lmcourse.gpt.CausalSelfAttention.forward_cached` computes it. Without a cache all t tokens go
+    through the layer again and every query i attends to keys 1..i, although rows 1..t-1 repeat the last
+    step's work. With the cache only the new token goes in: its query attends to the cached keys of
+    positions 1..t-1 and its own key, and its key and value are appended to the cache, which every
+    block keeps for itself. The output row t is the same either way."""
+    check_int(step, "step", minimum=3, maximum=5)
+    t = step
+    pitch, cell, rise = 0.52, 0.48, 0.45
+    y_tok, y_kv, y_row = 1.55, 2.3, 2.95                              # tokens, keys and values, row t of the weights
+    height = y_row + (t - 1) * rise + 1.2
+    fig, ax = _canvas(9.0, height)
+    _divider(ax, (4.5, 1.2), (4.5, height - 0.2))
+
+    def row_y(i: int) -> float:
+        return y_row + (t - i) * rise                                  # query t lowest, next to the keys
+
+    for left, cached in ((0.0, False), (4.5, True)):
+        xs = [left + 1.2 + j * pitch for j in range(t)]
+        q_x, out_x = left + 0.66, xs[-1] + 0.65
+        title = "With a cache: only the new token" if cached else "Without a cache: all t tokens again"
+        _text(ax, left + 2.25, height - 0.25, title, size=TITLE, bold=True)
+        _text(ax, left + 0.1, y_tok, "tokens", size=SMALL, ha="left")
+        _text(ax, left + 0.1, y_kv, "keys,\nvalues", size=SMALL, ha="left")
+        for j, x in enumerate(xs, start=1):
+            new = j == t
+            fed = new or not cached
+            token = _box(ax, x, y_tok, cell, 0.36, rf"$x_{{{j}}}$", "input", size=FONT, dashed=not fed)
+            kv = _box(ax, x, y_kv, cell, 0.36, rf"$k_{{{j}}}, v_{{{j}}}$", "attention", size=SMALL,
+                      lw=2.2 if cached and new else 1.0)
+            if fed:
+                _arrow(ax, token.top, kv.bottom)
+        if cached:
+            _frame(ax, xs[0] - 0.32, y_kv - 0.28, xs[-2] + 0.32, y_kv + 0.28, color=ACCENT)
+            _text(ax, xs[-1] + 0.3, y_kv, "appended", size=SMALL, ha="left", color=ACCENT)
+            _text(ax, (xs[0] + xs[-2]) / 2, y_kv - 0.42, "the cache", size=SMALL, color=ACCENT)
+        rows = [t] if cached else list(range(1, t + 1))
+        for i in rows:
+            y = row_y(i)
+            _box(ax, q_x, y, 0.42, 0.36, rf"$q_{{{i}}}$", "attention", size=FONT)
+            for j, x in enumerate(xs, start=1):
+                _box(ax, x, y, cell, 0.36, "", "visible" if j <= i else "input")
+            out = _box(ax, out_x, y, 0.42, 0.36, rf"$o_{{{i}}}$", "output" if i == t else "input", size=FONT)
+            _arrow(ax, (xs[-1] + cell / 2, y), out.left)
+        top = row_y(1) + 0.3
+        _text(ax, q_x, top, "query", size=SMALL, va="bottom")
+        _text(ax, (xs[0] + xs[-1]) / 2, top, "attends to keys j ≤ i", size=SMALL, va="bottom")
+        _text(ax, out_x, top, "out", size=SMALL, va="bottom")
+        if cached:
+            _text(ax, (xs[0] + xs[-1]) / 2 + 0.2, (row_y(1) + row_y(t)) / 2 + 0.25,
+                  f"rows 1 … {t - 1} are not computed:\ntheir keys and values\nare in the cache", size=SMALL,
+                  italic=True)
+            notes = ("in: the new token, (B, 1, d_model)",
+                     f"q: (B, h, 1, d_head); cached K, V: (B, h, {t - 1}, d_head)",
+                     f"+ new k, v → (B, h, {t}, d_head); weights (B, h, 1, {t})")
+        else:
+            notes = (f"in: all t = {t} tokens, (B, {t}, d_model)",
+                     f"Q, K, V: (B, h, {t}, d_head); weights (B, h, {t}, {t})",
+                     f"rows 1 … {t - 1} repeat step {t - 1}'s work")
+        for k, note in enumerate(notes):
+            _text(ax, left + 0.15, 0.98 - 0.23 * k, note, size=SMALL, ha="left")
+    _text(ax, 4.5, 0.1, "One attention layer at step t; each block keeps its own cache, and row t is the same "
+          "either way.", size=SMALL, va="bottom")
+    return fig
+
+
+@diagram
+def induction_circuit() -> Figure:
+    """The two-head induction circuit (Elhage et al. 2021; Olsson et al. 2022) on "… A B … A": in layer 1 a
+    previous-token head at B's position attends to A and writes "my previous token is A" into B's residual
+    stream; in layer 2 an induction head at the second A builds its query from A and finds B's position,
+    whose key was built from that copy (K-composition); it copies B's token forward, so the model predicts
+    B. Each position's residual stream is drawn as a vertical line; only the two heads' moves are drawn."""
+    tokens, letters = ["…", "Dr", "Okafor", "spoke", "…", "Dr"], {1: "A", 2: "B", 5: "A"}
+    a, b, last = 1, 2, len(tokens) - 1
+    fig, ax = _canvas(9.0, 5.3)
+    _text(ax, 0.1, 5.05, "An induction circuit: two heads in two layers continue “… A B … A” with B", size=TITLE,
+          bold=True, ha="left")
+    xs = [2.15 + 1.15 * k for k in range(len(tokens))]
+    y_tok, y_one, y_two, y_out = 0.75, 1.95, 3.25, 4.3
+    boxes = _token_row(ax, tokens, xs, y_tok, w=0.9, h=0.4, size=FONT)
+    for k, letter in letters.items():
+        _text(ax, xs[k], y_tok - 0.38, letter, size=FONT, bold=True, italic=True)
+    for box in boxes:                                                 # the residual stream of each position
+        if box.w:
+            _arrow(ax, box.top, (box.x, y_two + 0.55), head=False, color="#BBBBBB", lw=1.0)
+    for y, name, what in ((y_tok, "tokens", ""), (y_one, "layer 1", "previous-token head"),
+                          (y_two, "layer 2", "induction head"), (y_out, "prediction", "")):
+        _text(ax, 0.15, y + (0.1 if what else 0), name, size=FONT, bold=True, ha="left")
+        if what:
+            _text(ax, 0.15, y - 0.14, what, size=SMALL, ha="left")
+
+    one = _box(ax, xs[b], y_one, 1.05, 0.5, f"{tokens[b]}\n+ “after {tokens[a]}”", "attention", size=SMALL)
+    _dot(ax, xs[a], y_one)
+    _arrow(ax, (xs[a], y_one), one.left, color=ACCENT, lw=1.8)
+    _text(ax, xs[b] + 0.62, y_one - 0.12, "at every position: attend to the\nprevious token, copy it in", size=SMALL,
+          ha="left", va="top")
+    two = _box(ax, xs[last], y_two, 1.2, 0.5, f"{tokens[last]}\n+ “next: {tokens[b]}”", "attention", size=SMALL)
+    _arrow(ax, one.top, (xs[b], y_two), two.left, color=ACCENT, lw=1.8, bridge=True)
+    _text(ax, xs[b] + 0.08, (one.top[1] + y_two) / 2, f"key from “after {tokens[a]}”\n(K-composition)", size=SMALL,
+          ha="left")
+    _text(ax, xs[last] - 0.08, (y_tok + 0.2 + two.bottom[1]) / 2, f"query from\n“{tokens[last]}”", size=SMALL,
+          ha="right")
+    _text(ax, (xs[b] + two.left[0]) / 2, y_two + 0.12, f"query “{tokens[last]}” matches the key “after {tokens[a]}”:\n"
+          f"the head attends there and copies “{tokens[b]}”", size=SMALL, va="bottom")
+    out = _box(ax, xs[last], y_out, 1.05, 0.4, tokens[b], "output", size=FONT, bold=True)
+    _arrow(ax, two.top, out.bottom)
+    _text(ax, 4.5, 0.12, "Orange: each head's attention, from the position it reads into the position it writes. "
+          "Grey: each position's residual stream.", size=SMALL)
     return fig
 
 
