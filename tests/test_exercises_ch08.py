@@ -1,46 +1,40 @@
 """The chapter 8 exercise checks accept the reference answers and reject typical mistakes."""
+from collections import Counter
+
 import pytest
-import torch
 
+from lmcourse.bpe import BPETokenizer, merge_pair, pretokenize
 from lmcourse.exercises import check
+from lmcourse.gpt import sliding_window_loss
 
 
-def nucleus(probs, p):
-    order = probs.argsort(descending=True)
-    before = probs[order].cumsum(0) - probs[order]          # mass of the tokens ranked above
-    keep = torch.zeros_like(probs, dtype=torch.bool)
-    keep[order] = before < p
-    return keep
+def test_wrong_answers_are_rejected():
+    with pytest.raises(AssertionError, match="expected"):     # the first merges, but one too many
+        check("ch08-naive-bpe", lambda texts, n: BPETokenizer.train(texts, vocab_size=256 + n + 2).merges)
+    with pytest.raises(AssertionError, match="expected"):     # non-overlapping windows whatever the stride
+        check("ch08-sliding-window", lambda m, ids, stride: sliding_window_loss(m, ids, m.config.context_size))
 
 
-def cached_step(attn, x_new, past_k, past_v):
-    q, k, v = attn.project_qkv(x_new)                       # (B, h, 1, d_head) each
-    k, v = torch.cat([past_k, k], 2), torch.cat([past_v, v], 2)
-    weights = (q @ k.transpose(-2, -1) / k.size(-1) ** 0.5).softmax(-1)
-    out = (weights @ v).transpose(1, 2).reshape(x_new.shape)
-    return attn.out_proj(out), k, v
+def naive_merges(texts, num_merges):
+    """Byte-pair merges, counting every pair again after each merge (the reader's exercise)."""
+    chunks = Counter(chunk for text in texts for chunk in pretokenize(text))
+    words = {tuple(chunk.encode("utf-8")): count for chunk, count in chunks.items()}
+    merges = []
+    for new_id in range(256, 256 + num_merges):
+        pairs = Counter()
+        for word, count in words.items():
+            for pair in zip(word, word[1:]):
+                pairs[pair] += count
+        if not pairs:
+            break
+        pair = min(pairs, key=lambda p: (-pairs[p], p))
+        if pairs[pair] < 2:
+            break
+        merges.append(pair)
+        words = {tuple(merge_pair(list(word), pair, new_id)): count for word, count in words.items()}
+    return merges
 
 
-def test_top_p_reference_passes_and_mistakes_fail():
-    assert check("ch08-top-p", nucleus) == "ch08-top-p: all 8 checks passed"
-    with pytest.raises(AssertionError, match="nucleus has"):      # keeps only tokens whose cumsum <= p
-        check("ch08-top-p", lambda probs, p: nucleus(probs, p) & (probs.sort(descending=True).values.cumsum(0)
-                                                                  [probs.argsort(descending=True).argsort()] <= p))
-    with pytest.raises(AssertionError, match="bool tensor"):
-        check("ch08-top-p", lambda probs, p: nucleus(probs, p).float())
-
-
-def test_kv_cache_reference_passes_and_mistakes_fail():
-    assert check("ch08-kv-cache", cached_step) == "ch08-kv-cache: all 3 checks passed"
-
-    def no_past(attn, x_new, past_k, past_v):                   # forgets the cache
-        out, k, v = cached_step(attn, x_new, past_k[:, :, :0], past_v[:, :, :0])
-        return out, torch.cat([past_k, k], 2), torch.cat([past_v, v], 2)
-
-    def no_out_proj(attn, x_new, past_k, past_v):
-        out, k, v = cached_step(attn, x_new, past_k, past_v)
-        return out - attn.out_proj.bias, k, v
-
-    for wrong in (no_past, no_out_proj):
-        with pytest.raises(AssertionError, match="differs from a full"):
-            check("ch08-kv-cache", wrong)
+def test_exercise_checkers_accept_right_answers():
+    assert check("ch08-naive-bpe", naive_merges) == "ch08-naive-bpe: all 3 checks passed"
+    assert check("ch08-sliding-window", sliding_window_loss) == "ch08-sliding-window: all 5 checks passed"

@@ -1,56 +1,12 @@
-"""Checks for chapter 8 (GPT): ``check("ch08-top-p", fn)``, ``check("ch08-kv-cache", fn)``,
-``check("ch08-gpt-parameters", fn)``, ``check("ch08-naive-bpe", fn)`` and ``check("ch08-sliding-window", fn)``."""
+"""Checks for chapter 8 (GPT): ``check("ch08-gpt-parameters", fn)``, ``check("ch08-naive-bpe", fn)`` and
+``check("ch08-sliding-window", fn)``."""
 import torch
 
 from lmcourse.bpe import BPETokenizer
 from lmcourse.data import news_documents
-from lmcourse.gpt import GPT, CausalSelfAttention, GPTConfig, sliding_window_loss
-from lmcourse.sampling import filter_logits
+from lmcourse.gpt import GPT, GPTConfig, sliding_window_loss
 
-__all__ = ["top_p", "kv_cache", "gpt_parameters", "naive_bpe", "sliding_window"]
-
-
-def top_p(candidate) -> int:
-    """``candidate(probs (V,), p) -> bool (V,)``: the nucleus, the smallest set of most probable
-    tokens whose probabilities add up to at least p."""
-    g = torch.Generator().manual_seed(0)
-    cases = [(torch.tensor([0.5, 0.3, 0.15, 0.05]), p) for p in (0.5, 0.8, 0.81, 1.0)]
-    cases += [(torch.tensor([0.05, 0.5, 0.15, 0.3]), 0.8), (torch.tensor([1.0, 0.0, 0.0]), 0.3)]
-    cases += [(torch.rand(50, generator=g).pow(4), p) for p in (0.3, 0.9)]
-    for probs, p in cases:
-        probs = probs / probs.sum()
-        expected = filter_logits(probs.log(), top_p=p) > float("-inf")
-        got = candidate(probs.clone(), p)
-        assert isinstance(got, torch.Tensor) and got.dtype == torch.bool and got.shape == probs.shape, (
-            f"return a bool tensor of shape {tuple(probs.shape)}, got {got!r}")
-        assert torch.equal(got, expected), (
-            f"with p={p} and probs={[round(x, 3) for x in probs.tolist()[:8]]}... you keep "
-            f"{int(got.sum())} tokens, the nucleus has {int(expected.sum())}. Sort by probability, add "
-            "up, and keep a token while the mass before it is still below p (the first is always kept).")
-    return len(cases)
-
-
-def kv_cache(candidate) -> int:
-    """``candidate(attn, x_new (B, 1, C), past_k, past_v) -> (out (B, 1, C), k, v)``: one generation
-    step of cached causal self-attention, k and v (B, h, T_past + 1, d_head) including the new token."""
-    torch.manual_seed(0)
-    shapes = [(1, 1, 8, 2), (2, 5, 16, 4), (3, 9, 12, 3)]
-    for B, T, C, h in shapes:
-        attn = CausalSelfAttention(C, h).eval()
-        x = torch.randn(B, T + 1, C)
-        with torch.no_grad():
-            expected = attn(x)[:, -1:]                                   # full pass, last position
-            _, past_k, past_v = attn.project_qkv(x[:, :T])               # the cache of positions < T
-            out, k, v = candidate(attn, x[:, T:], past_k, past_v)
-        assert tuple(k.shape) == (B, h, T + 1, C // h) and tuple(v.shape) == (B, h, T + 1, C // h), (
-            f"k and v must grow to {(B, h, T + 1, C // h)}, got {tuple(k.shape)} and {tuple(v.shape)}")
-        assert out.shape == expected.shape, f"out must be {tuple(expected.shape)}, got {tuple(out.shape)}"
-        gap = (out - expected).abs().max().item()
-        assert gap < 1e-5, (
-            f"for batch {B}, {T} cached positions, width {C}, {h} heads the output differs from a full "
-            f"forward pass by {gap:.2g}. The new query attends to all T_past + 1 keys (no mask needed); "
-            "did you concatenate along the time axis (dim 2) and apply out_proj after merging the heads?")
-    return len(shapes)
+__all__ = ["gpt_parameters", "naive_bpe", "sliding_window"]
 
 
 def gpt_parameters(candidate) -> int:
