@@ -67,7 +67,7 @@ def repeated_segment_batch(batch_size: int, length: int, segment_length: int, vo
 
 class AttentionOnlyTransformer(nn.Module):
     """Token and learned position embeddings, ``num_layers`` causal multi-head attention layers each
-    added to the residual stream, no MLP, an optional final LayerNorm, and an unembedding.
+    added to the residual stream, no MLP, a final LayerNorm, and an unembedding.
 
     x_0 = W_E[ids] + P,   x_l = x_{l-1} + Attention_l(x_{l-1}),   logits = W_U LayerNorm(x_L).
 
@@ -75,18 +75,16 @@ class AttentionOnlyTransformer(nn.Module):
     attention weights (B, num_layers, num_heads, T, T).
     """
 
-    def __init__(self, vocab_size: int, context_size: int, d_model: int, num_layers: int, num_heads: int,
-                 final_norm: bool = True):
+    def __init__(self, vocab_size: int, context_size: int, d_model: int, num_layers: int, num_heads: int):
         super().__init__()
         check_int(vocab_size, "vocab_size", minimum=2)
         check_int(context_size, "context_size", minimum=1)
         check_int(num_layers, "num_layers", minimum=1)
-        check_type(final_norm, "final_norm", bool)
         self.vocab_size, self.context_size = vocab_size, context_size
         self.embed = nn.Embedding(vocab_size, d_model)
         self.position = nn.Embedding(context_size, d_model)
         self.layers = nn.ModuleList(CausalSelfAttention(d_model, num_heads) for _ in range(num_layers))
-        self.norm = nn.LayerNorm(d_model) if final_norm else nn.Identity()
+        self.norm = nn.LayerNorm(d_model)
         self.unembed = nn.Linear(d_model, vocab_size, bias=False)
 
     def forward(self, ids: torch.Tensor, need_weights: bool = False):

@@ -122,8 +122,11 @@ def test_from_pretrained_matches_transformers_gpt2(tmp_path):
     ours = GPT.from_pretrained(tmp_path).eval()
     x = torch.randint(0, 61, (3, 24))
     with torch.no_grad():
-        expected, got = hf(x).logits, ours(x)
+        out = hf(x, output_hidden_states=True)
+        expected, got = out.logits, ours(x)
+        hidden_gap = (out.hidden_states[-1] - ours.hidden_states(x)).abs().max().item()   # after the final LayerNorm
     assert (expected - got).abs().max().item() < TOL
+    assert hidden_gap < TOL
     assert ours.lm_head.weight is ours.wte.weight
 
 

@@ -224,9 +224,9 @@ def gpt_block(*, shapes: bool = True) -> Figure:
             last = _stack(ax, 4.6, y, 2.0, 0.52, "causal multi-head\nself-attention", "attention", size=SMALL)
             _arrow(ax, norm.right, last.left)
         else:
-            fc = _box(ax, 4.35, y, 1.45, 0.52, "Linear\nd_model → 4·d_model", "feedforward", size=SMALL)
-            gelu = _box(ax, 5.55, y, 0.6, 0.38, "GELU", "feedforward", size=SMALL)
-            last = _box(ax, 6.75, y, 1.45, 0.52, "Linear\n4·d_model → d_model", "feedforward", size=SMALL)
+            fc = _box(ax, 4.4, y, 1.62, 0.52, "Linear\nd_model → 4·d_model", "feedforward", size=SMALL)
+            gelu = _box(ax, 5.64, y, 0.56, 0.38, "GELU", "feedforward", size=SMALL)
+            last = _box(ax, 6.86, y, 1.62, 0.52, "Linear\n4·d_model → d_model", "feedforward", size=SMALL)
             _arrow(ax, norm.right, fc.left)
             _arrow(ax, fc.right, gelu.left)
             _arrow(ax, gelu.right, last.left)
