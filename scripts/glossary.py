@@ -161,7 +161,7 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("teacher and student models", "教师模型 / 学生模型", "Distillation's pair: the large trained model whose outputs are the targets, and the small model trained on them.", "10_after_bert"),
     ("dark knowledge", "暗知识", "Hinton et al.'s name for what a teacher's small probabilities on wrong classes say about similarity, passed on by soft targets.", "10_after_bert"),
     ("feature extractor", "特征抽取器", "The network that turns tokens into vectors for a task (an LSTM, a CNN or a Transformer); the sources compare them as such.", "10_after_bert"),
-    ("in-context learning", "上下文学习", "GPT-3's way of doing a task from a prompt with a few examples and no weight update.", "08_gpt"),
+    ("in-context learning", "上下文学习", "Doing a task from a prompt, with zero, one or a few solved examples in it and no weight update: GPT-3's term for all three settings.", "08_gpt"),
     ("text infilling", "文本填充", "BART's noise: spans of text (Poisson lengths, mean 3) each replaced by a single mask, so the model must also say how many tokens are missing.", "10_after_bert"),
     ("induction head", "归纳头", "An attention head that finds an earlier occurrence of the current token and copies what followed it: in-context copying that small Transformers learn too.", "08_gpt"),
     ("anisotropy", "各向异性", "Contextual vectors crowding into a narrow cone, so that even unrelated sentences get a high cosine.", "10_after_bert"),
