@@ -287,16 +287,27 @@ def label_curve(gpt: GPT, tokenizer, label_counts=(4, 16, 64), seeds=range(5), t
     jobs = [(n, seed, name) for n in sorted(label_counts, reverse=True) for seed in seeds
             for name in (*ARMS, "baselines")]
     results = parallel_map(run, jobs, processes=processes, desc="label draws")
-    table = lambda names: {name: {n: [] for n in label_counts} for name in names}    # noqa: E731
-    curve = LabelCurve(label_counts, seeds, len(test), table(ARMS + BASELINES), table(ARMS), table(ARMS))
-    for (n, _, name), result in sorted(zip(jobs, results), key=lambda job_result: job_result[0][1]):  # by seed
+    runs = []
+    for (n, seed, name), result in zip(jobs, results):
         if name == "baselines":
-            for baseline, accuracy in result.items():
-                curve.accuracy[baseline][n].append(accuracy)
+            runs += [{"name": baseline, "labels": n, "seed": seed, "accuracy": accuracy}
+                     for baseline, accuracy in result.items()]
         else:
-            curve.accuracy[name][n].append(result.accuracy)
-            curve.steps[name][n].append(result.steps)
-            curve.train_loss[name][n].append(result.train_loss)
+            runs.append({"name": name, "labels": n, "seed": seed, "accuracy": result.accuracy,
+                         "steps": result.steps, "train loss": result.train_loss})
+    return _assemble(label_counts, seeds, len(test), runs)
+
+
+def _assemble(label_counts: tuple[int, ...], seeds: tuple[int, ...], test_size: int, runs: list[dict]) -> LabelCurve:
+    """A :class:`LabelCurve` from run records (``name``, ``labels``, ``seed``, ``accuracy``, and for the
+    networks ``steps`` and ``train loss``), each list ordered by seed."""
+    table = lambda names: {name: {n: [] for n in label_counts} for name in names}    # noqa: E731
+    curve = LabelCurve(label_counts, seeds, test_size, table(ARMS + BASELINES), table(ARMS), table(ARMS))
+    for run in sorted(runs, key=lambda r: r["seed"]):
+        curve.accuracy[run["name"]][run["labels"]].append(run["accuracy"])
+        if run["name"] in ARMS:
+            curve.steps[run["name"]][run["labels"]].append(run["steps"])
+            curve.train_loss[run["name"]][run["labels"]].append(run["train loss"])
     return curve
 
 
@@ -316,15 +327,7 @@ def curve_runs(curve: LabelCurve) -> list[dict]:
 def recorded_curve(path: str | Path = RESULTS) -> LabelCurve:
     """The recorded curve, after checking the file's settings and SHA-256 (``ValueError`` otherwise)."""
     runs = load_record(path, SETTINGS)["runs"]
-    counts, seeds = tuple(SETTINGS["label_counts"]), tuple(SETTINGS["seeds"])
-    table = lambda names: {name: {n: [] for n in counts} for name in names}    # noqa: E731
-    curve = LabelCurve(counts, seeds, 2 * SETTINGS["test_per_class"], table(ARMS + BASELINES), table(ARMS), table(ARMS))
-    for run in sorted(runs, key=lambda r: r["seed"]):
-        curve.accuracy[run["name"]][run["labels"]].append(run["accuracy"])
-        if run["name"] in ARMS:
-            curve.steps[run["name"]][run["labels"]].append(run["steps"])
-            curve.train_loss[run["name"]][run["labels"]].append(run["train loss"])
-    return curve
+    return _assemble(tuple(SETTINGS["label_counts"]), tuple(SETTINGS["seeds"]), 2 * SETTINGS["test_per_class"], runs)
 
 
 def main(argv: list[str] | None = None) -> int:
