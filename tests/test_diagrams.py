@@ -37,6 +37,8 @@ VARIANTS = [
     ("truncated_bptt", {"window": 2}),
     ("truncated_bptt", {"window": 4}),
     ("elmo", {"focus": 0}),
+    ("probe_procedure", {"folds": 3, "partitions": 2}),
+    ("probe_procedure", {"folds": 6, "partitions": 9}),
     ("char_cnn_highway", {"word": "zebra9"}),
     ("char_cnn_highway", {"word": "a"}),
     ("memory_task", {"gap": 2}),
@@ -91,6 +93,9 @@ BAD = [
     ("bidirectional_rnn", {"focus": 4}, ValueError, "focus"),
     ("truncated_bptt", {"window": 5}, ValueError, "window"),
     ("elmo", {"focus": 4}, ValueError, "focus"),
+    ("probe_procedure", {"folds": 7}, ValueError, "folds"),
+    ("probe_procedure", {"folds": 5.0}, TypeError, "folds"),
+    ("probe_procedure", {"partitions": 1}, ValueError, "partitions"),
     ("char_cnn_highway", {"word": "naïve"}, ValueError, "word"),
     ("char_cnn_highway", {"word": "giraffe"}, ValueError, "word"),
     ("char_cnn_highway", {"word": 3}, TypeError, "word"),
@@ -210,3 +215,19 @@ def test_bpe_merges_draws_the_merges_the_trainer_learns():
     # Sennrich et al.'s table without the end-of-word marker: e s (9, tied with s t), es t (9), l o (7, tied with o w)
     assert {"merge 1: e + s → es", "merge 2: es + t → est", "merge 3: l + o → lo"} <= texts
     assert "vocabulary: 256 bytes\n+ 3 merges = 259 ids" in texts
+
+
+@pytest.mark.parametrize("folds", [3, 5])
+def test_probe_procedure_draws_its_folds_and_partitions(folds):
+    fig = DIAGRAMS["probe_procedure"](folds=folds, partitions=4)
+    try:
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    finally:
+        plt.close(fig)
+    assert texts.count("test") == folds                    # one test fold per round, each fold tested once
+    assert [t for t in texts if t.startswith("round ")] == [f"round {r + 1}" for r in range(folds)]
+    assert f"× {folds} rounds" in texts and any(f"acc_B: ({folds},)" in t for t in texts)
+    assert any("'ahead on k of 4'" in t for t in texts)
+    # the verdicts are robust_verdict's four, and the change it tries is the chapter's two occurrences
+    assert sum(t.split(":")[0] in ("ahead", "within", "behind") for t in texts) == 3
+    assert any(t.endswith("unresolved") for t in texts) and any("change of 2\noccurrences" in t for t in texts)

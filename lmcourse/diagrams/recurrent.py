@@ -1,5 +1,6 @@
 """Diagrams for chapters 4-5: the unrolled, stacked and bidirectional RNN, truncated BPTT, the LSTM and GRU
-cells, and ELMo (the biLM with its scalar mix, the character CNN with its highway layer, the tagger)."""
+cells, and ELMo (the biLM with its scalar mix, the sense probe's procedure, the character CNN with its highway layer,
+the tagger)."""
 import inspect
 
 from matplotlib.axes import Axes
@@ -390,6 +391,102 @@ def elmo(*, focus: int = 2) -> Figure:
           "token's vector from its characters (a char-CNN),", size=SMALL, ha="left")
     _text(ax, 0.1, 0.17, r"and no residual connection (the real ELMo adds one to its second LSTM layer: "
           r"$h_2 = \mathrm{LSTM}_2(h_1) + h_1$).", size=SMALL, ha="left")
+    return fig
+
+
+@diagram
+def probe_procedure(*, folds: int = 5, partitions: int = 6) -> Figure:
+    """Chapter 5's probe of what a representation knows about a word's sense, step by step: labelled
+    occurrences of one word (21-word windows, the word at token 11); one vector per occurrence from each
+    representation (context baselines, the biLM's layers and halves, MiniLM's layers); ``folds`` folds of
+    whole articles (:func:`~lmcourse.context_probe.group_folds`), each tested once by a probe trained on
+    the others (:func:`~lmcourse.context_probe.probe_folds`: nearest class mean on vectors, naive Bayes on
+    word ids) and scored by balanced accuracy; two representations compared fold by fold, with a verdict
+    kept only if every change of 2 occurrences keeps it (:func:`~lmcourse.context_probe.robust_verdict`);
+    steps 3 and 4 repeated on ``partitions`` partitions of the articles."""
+    check_int(folds, "folds", minimum=3, maximum=6)
+    check_int(partitions, "partitions", minimum=2, maximum=9)
+    fig, ax = _canvas(9.6, 7.5)
+    _text(ax, 0.1, 7.25, "The probe: from one word's labelled occurrences to a verdict", size=TITLE, bold=True,
+          ha="left")
+
+    # 1. the occurrences, 2. one vector per occurrence and representation
+    _text(ax, 0.1, 6.85, "1. labelled occurrences of one word", size=FONT, bold=True, ha="left")
+    for k, (window, label) in enumerate((("… they told us the news …", "label 0 (pronoun)"),
+                                         ("… raids by US warplanes on …", "label 1 (country)"))):
+        y = 6.4 - 0.5 * k
+        _box(ax, 1.15, y, 2.1, 0.36, window, "input", size=SMALL)
+        _text(ax, 2.3, y, label, size=SMALL, ha="left")
+    _text(ax, 0.1, 5.3, "21-word windows, the word at token 11:\nids (N, 21), label (N,), article (N,)",
+          size=SMALL, ha="left")
+    _text(ax, 3.95, 6.85, "2. one vector per occurrence, from each representation", size=FONT, bold=True,
+          ha="left")
+    reps = (("input", "context baselines: the previous word, the next word, both (word ids);\n"
+             "the mean layer-0 vector of the 20 or the 4 nearest words, (N, d)"),
+            ("recurrent", "course biLM, the word's vector: layer 0; in layers 1 and 2 the forward\n"
+             "half [:d], the backward half [d:] and both, (N, 2d)"),
+            ("model", "MiniLM, the word's first word piece: layers 0 to 6, (N, 384)"))
+    rep_boxes = [_box(ax, 6.7, 6.35 - 0.56 * k, 5.5, 0.46, text, kind, size=SMALL)
+                 for k, (kind, text) in enumerate(reps)]
+    for box in rep_boxes:
+        _arrow(ax, (3.5, 5.9), box.left)
+
+    # steps 3 and 4 inside a frame: repeated on every partition (step 5)
+    frame_top, frame_bottom = 4.8, 0.7
+    ax.add_patch(FancyBboxPatch((0.05, frame_bottom), 9.5, frame_top - frame_bottom,
+                                boxstyle="round,pad=0,rounding_size=0.1", fc="none", ec=ACCENT, lw=1.3, ls="--",
+                                zorder=1))
+    _edge(ax, rep_boxes[-1].bottom, (rep_boxes[-1].x, frame_top), "each representation's vectors", side="right")
+
+    # 3. folds of whole articles, each tested once
+    _text(ax, 0.3, 4.5, f"3. {folds} folds of whole articles (no article on both sides), each tested once",
+          size=FONT, bold=True, ha="left")
+    cell_w, pitch, left, top = 2.2 / folds, 1.45 / folds, 0.95, 4.0      # the grid's size is fixed
+    cell_h = min(0.24, pitch - 0.05)
+    _text(ax, left - 0.08, top + 0.2, "fold", size=SMALL, ha="right")
+    for f in range(folds):
+        _text(ax, left + (f + 0.5) * cell_w, top + 0.15, str(f + 1), size=SMALL, va="bottom")
+    for r in range(folds):
+        y = top - r * pitch
+        _text(ax, left - 0.08, y, f"round {r + 1}", size=SMALL, ha="right")
+        for f in range(folds):
+            _box(ax, left + (f + 0.5) * cell_w, y, cell_w - 0.05, cell_h, "test" if f == r else "",
+                 "output" if f == r else "input", size=SMALL)
+    grid_right, mid = left + folds * cell_w, top - (folds - 1) * pitch / 2
+    probe = _box(ax, 4.95, mid + 0.4, 2.75, 0.62, "probe trained on the other folds:\nclass means (nearest "
+                 "centroid) on\nvectors, naive Bayes on word ids", "feedforward", size=SMALL)
+    score = _box(ax, 4.95, mid - 0.4, 2.75, 0.62, "balanced accuracy on the test fold:\nthe mean of the two "
+                 "labels' hit rates\n(chance 0.5)", "output", size=SMALL)
+    _arrow(ax, (grid_right + 0.05, probe.y), probe.left)
+    _arrow(ax, probe.bottom, score.top)
+    acc = _box(ax, 8.35, mid - 0.4, 1.9, 0.62, f"({folds},) accuracies per\nrepresentation,\npaired by fold",
+               "op", size=SMALL)
+    _edge(ax, score.right, acc.left, f"× {folds} rounds", side="above")
+
+    # 4. the verdict on one comparison
+    y4 = 1.7
+    _text(ax, 0.3, 2.35, "4. compare two representations A and B, fold by fold", size=FONT, bold=True,
+          ha="left")
+    diff = _box(ax, 1.55, y4, 2.3, 0.6, f"d = acc_A − acc_B: ({folds},)\nits mean ± SE over folds", "op",
+                size=SMALL)
+    route = (2.55, 0.17)                                        # around step 4's heading, into the box's side
+    _arrow(ax, acc.bottom, (acc.x, route[0]), (route[1], route[0]), (route[1], y4), diff.left)
+    change = _box(ax, 4.6, y4, 3.0, 0.6, "recompute after every change of 2\noccurrences (a prediction "
+                  "flipped)", "op", size=SMALL)
+    _arrow(ax, diff.right, change.left)
+    verdicts = ("ahead: mean > 2 SE in every change", "within: |mean| < 2 SE in every change",
+                "behind: mean < −2 SE in every change", "otherwise (changes disagree): unresolved")
+    for k, text in enumerate(verdicts):
+        box = _box(ax, 7.95, y4 + 0.45 - 0.3 * k, 2.85, 0.25, text, "output" if k < 3 else "input",
+                   size=SMALL)
+        _arrow(ax, change.right, box.left)
+    _text(ax, 0.3, 0.93, f"5. steps 3 and 4 on {partitions} partitions of the articles (fold seeds): "
+          f"a comparison is reported as 'ahead on k of {partitions}'", size=FONT, bold=True, ha="left",
+          color=ACCENT)
+    _text(ax, 0.1, 0.42, "d = d_model = 96 in the chapter's biLM. Labels: the capital letter ('us', 'may', 'house', "
+          "'court') or a hand-labelled sense ('power').", size=SMALL, ha="left")
+    _text(ax, 0.1, 0.17, "One flipped prediction moves its fold's accuracy by up to 1 / (2n), n the fold's count of "
+          "its rarer label (fold_moves).", size=SMALL, ha="left")
     return fig
 
 
