@@ -145,6 +145,8 @@ class TransformerConfig:
     causal: bool = True        # decoder self-attention masks the future (False only to show the leak)
     tie_output: bool = False   # share the target embedding with the output projection (the paper does)
     pad_id: int = 0            # padding id, the same in source and target vocabularies
+    embed_init_std: float = 1.0   # sd of the token embeddings at initialisation (nn.Embedding's 1); the model
+                                  # multiplies them by sqrt(d_model) whatever it is, so only the start changes
 
     def __post_init__(self):
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads", "num_encoder_layers",
@@ -159,6 +161,7 @@ class TransformerConfig:
         check_type(self.causal, "causal", bool)
         check_type(self.tie_output, "tie_output", bool)
         check_int(self.pad_id, "pad_id", minimum=0, maximum=min(self.src_vocab_size, self.tgt_vocab_size) - 1)
+        check_float(self.embed_init_std, "embed_init_std", minimum=0.0, strict_minimum=True)
 
 
 class Seq2SeqTransformer(nn.Module):
@@ -175,6 +178,9 @@ class Seq2SeqTransformer(nn.Module):
         self.config = c
         self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model, padding_idx=c.pad_id)
         self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model, padding_idx=c.pad_id)
+        with torch.no_grad():   # the same N(0, 1) draws rescaled: no other weight changes with embed_init_std
+            self.src_embed.weight.mul_(c.embed_init_std)
+            self.tgt_embed.weight.mul_(c.embed_init_std)
         if c.positional == "sinusoidal":
             self.src_pos = SinusoidalPositionalEncoding(c.d_model, c.max_len, c.dropout)
             self.tgt_pos = SinusoidalPositionalEncoding(c.d_model, c.max_len, c.dropout)

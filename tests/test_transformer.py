@@ -244,3 +244,22 @@ def test_warmup_schedule_factor_scales_every_step():
     assert all(abs(half(s) - 0.5 * plain(s)) < 1e-15 for s in range(300))
     with pytest.raises(ValueError, match="factor"):
         warmup_schedule(32, 50, factor=0.0)
+
+
+def test_embed_init_std_rescales_only_the_token_embeddings():
+    default, shrunk = _tiny_model(), _tiny_model(embed_init_std=0.25)
+    theirs = shrunk.state_dict()
+    for name, weight in default.state_dict().items():
+        expected = weight * 0.25 if name in ("src_embed.weight", "tgt_embed.weight") else weight
+        assert torch.equal(theirs[name], expected), name           # the same draws: every other weight equal
+    assert torch.equal(shrunk.src_embed.weight[0], torch.zeros(16))  # padding stays zero
+    # the sqrt(d_model) multiplication is kept: the first layer reads 0.25 * sqrt(16) = 1 times the raw draws
+    src = torch.tensor([[4, 5, 6]])
+    first_input = shrunk._embed(src, shrunk.src_embed, shrunk.src_pos, "src")          # (1, 3, 16)
+    assert torch.allclose(first_input, default.src_embed(src) + shrunk.src_pos.pe[:3])
+    assert torch.equal(_tiny_model(embed_init_std=1.0).src_embed.weight, default.src_embed.weight)
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="embed_init_std"):
+            _tiny_model(embed_init_std=bad)
+    with pytest.raises(TypeError, match="embed_init_std"):
+        _tiny_model(embed_init_std="small")
