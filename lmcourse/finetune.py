@@ -26,7 +26,7 @@ from lmcourse.masking import IGNORE_INDEX
 from lmcourse.seed import set_seed
 from lmcourse.tokenize import WordPieceTokenizer, pad_encodings
 from lmcourse.train import fit
-from lmcourse.validate import check_int, check_nonempty, check_type
+from lmcourse.validate import check_float, check_int, check_nonempty, check_type
 
 TASKS = ("pair", "single", "qa", "tagging")
 TAGS = ("O", "B-PER", "I-PER", "B-LOC", "I-LOC")
@@ -447,16 +447,22 @@ def span_error_kind(start: int, end: int, gold_start: int, gold_end: int) -> str
 # One fine-tuning run
 # ---------------------------------------------------------------------------------------------
 def finetune_task(encoder: BertModel, task: str, train_batches: list[dict], test_batches: list[dict],
-                  trainable_layers: int | None, epochs: int, lr: float, seed: int) -> BertForTask:
+                  trainable_layers: int | None, epochs: int, lr: float, seed: int, pooling: str = "cls",
+                  tol: float | None = None) -> BertForTask:
     """The model, in eval mode, after fine-tuning a copy of ``encoder`` with a new head for
-    ``task`` for ``epochs`` passes over ``train_batches`` (a new order each epoch, from ``seed``).
-    ``trainable_layers=None`` trains everything (BERT's full fine-tuning); ``k`` trains only the top
-    k layers, the pooler and the head, and then the batches must carry the ``frozen_states`` of the
-    other layers (:func:`cache_frozen_states`); ``0`` is a probe. ``encoder`` is left untouched: only
-    what trains is copied, the frozen embeddings and layers share its (never updated) weights."""
+    ``task`` for ``epochs`` passes over ``train_batches`` (a new order each epoch, from ``seed``),
+    or, with ``tol``, until the mean task loss on ``train_batches`` falls below ``tol`` after a pass
+    (the model fits its training examples), ``epochs`` passes at most. ``trainable_layers=None``
+    trains everything (BERT's full fine-tuning); ``k`` trains only the top k layers, the pooler and
+    the head, and then the batches must carry the ``frozen_states`` of the other layers
+    (:func:`cache_frozen_states`); ``0`` is a probe. ``pooling``: as in :class:`BertForTask`.
+    ``encoder`` is left untouched: only what trains is copied, the frozen embeddings and layers share
+    its (never updated) weights."""
     check_type(encoder, "encoder", BertModel)
     check_nonempty(train_batches, "train_batches")
     check_int(epochs, "epochs", minimum=1)
+    if tol is not None:
+        check_float(tol, "tol", minimum=0.0, strict_minimum=True)
     if trainable_layers is not None and not all("frozen_states" in b for b in train_batches + test_batches):
         raise ValueError("with trainable_layers set, every batch needs frozen_states (cache_frozen_states)")
     set_seed(seed, num_threads=torch.get_num_threads())
@@ -464,13 +470,29 @@ def finetune_task(encoder: BertModel, task: str, train_batches: list[dict], test
         *encoder.embeddings.parameters(),
         *(p for layer in encoder.layers[:encoder.config.num_layers - trainable_layers] for p in layer.parameters())]
     shared = {id(p): nn.Parameter(p.detach(), requires_grad=False) for p in frozen}   # same storage, no copy
-    model = BertForTask(copy.deepcopy(encoder, shared), task, num_labels=len(TAGS) if task == "tagging" else 2)
+    model = BertForTask(copy.deepcopy(encoder, shared), task, num_labels=len(TAGS) if task == "tagging" else 2,
+                        pooling=pooling)
     if trainable_layers is not None:
         freeze_lower_layers(model, trainable_layers)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr, weight_decay=0.0)
     rng = random.Random(seed)
-    fit(model, task_loss, lambda epoch: rng.sample(train_batches, len(train_batches)), num_epochs=epochs,
-        lr=lr, seed=None, progress=False)
+    for _ in range(epochs):
+        fit(model, task_loss, rng.sample(train_batches, len(train_batches)), optimizer=optimizer, seed=None,
+            progress=False)
+        if tol is not None and mean_task_loss(model, train_batches) < tol:
+            break
     return model.eval()
+
+
+@torch.no_grad()
+def mean_task_loss(model: BertForTask, batches: list[dict]) -> float:
+    """The task loss (:func:`task_loss`) averaged over the examples of ``batches``, in eval mode."""
+    check_nonempty(batches, "batches")
+    was_training = model.training
+    model.eval()
+    total = sum(task_loss(model, b).item() * len(b["input_ids"]) for b in batches)
+    model.train(was_training)
+    return total / sum(len(b["input_ids"]) for b in batches)
 
 
 @torch.no_grad()

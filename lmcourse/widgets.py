@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 import matplotlib.pyplot as plt
 from IPython.display import HTML
 
+from lmcourse.tokenize import WordPieceTokenizer, bert_pre_tokenize
 from lmcourse.validate import check_nonempty
 
 # Plain HTML, CSS and JavaScript: nothing is fetched, colours follow the book's light and dark
@@ -99,3 +100,114 @@ def static_slider(draw: Callable[[object, object], None], values: Sequence, *, l
         # "</" only occurs in strings here, where "<\/" means the same and cannot end the script
         + '<script type="application/json">' + payload.replace("</", "<\\/") + "</script>"
         + SCRIPT.format(id=box_id) + "</div>")
+
+
+# The tokenizer playground's cut, in JavaScript: lmcourse.tokenize.bert_pre_tokenize (lowercasing,
+# accents stripped) and WordPieceTokenizer.word_pieces, step for step; strings are walked by code
+# point, as Python's are. The browser test compares it with the Python tokenizer on many texts.
+PLAYGROUND_SCRIPT = """<script>
+(function () {{
+  var box = document.getElementById("{id}");
+  var data = JSON.parse(box.querySelector("script[type='application/json']").textContent);
+  var vocab = new Set(data.vocab), input = box.querySelector("input"), pick = box.querySelector("select"),
+      out = box.querySelector(".lmc-pieces"), count = box.querySelector("output");
+  function kind(ch) {{
+    var cp = ch.codePointAt(0);
+    if (" \\t\\n\\r".indexOf(ch) >= 0 || /\\p{{Zs}}/u.test(ch)) return "space";
+    if (cp === 0 || cp === 0xFFFD || /\\p{{C}}/u.test(ch)) return "drop";
+    if ((cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF)
+        || (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF)
+        || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F)) return "cjk";
+    if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126)
+        || /\\p{{P}}/u.test(ch)) return "punct";
+    return "other";
+  }}
+  function words(text) {{
+    var s = "", out = [];
+    for (var ch of text) {{
+      var k = kind(ch);
+      if (k === "space") s += " "; else if (k === "cjk") s += " " + ch + " "; else if (k !== "drop") s += ch;
+    }}
+    s.normalize("NFC").split(/\\s+/).forEach(function (w) {{
+      if (!w) return;
+      w = w.toLowerCase().normalize("NFD").replace(/\\p{{Mn}}/gu, "");
+      var cur = "";
+      for (var ch of w) {{
+        if (kind(ch) === "punct") {{ if (cur) out.push(cur); out.push(ch); cur = ""; }} else cur += ch;
+      }}
+      if (cur) out.push(cur);
+    }});
+    return out;
+  }}
+  function pieces(word) {{
+    var chars = Array.from(word), out = [], start = 0;
+    if (chars.length > data.max_chars) return ["[UNK]"];
+    while (start < chars.length) {{
+      var end = chars.length, piece = null;
+      while (end > start) {{
+        piece = (start > 0 ? "##" : "") + chars.slice(start, end).join("");
+        if (vocab.has(piece)) break;
+        end -= 1;
+      }}
+      if (end === start) return ["[UNK]"];
+      out.push(piece);
+      start = end;
+    }}
+    return out;
+  }}
+  function show() {{
+    var ws = words(input.value), ps = [];
+    ws.forEach(function (w) {{ ps = ps.concat(pieces(w)); }});
+    out.textContent = "";
+    ps.forEach(function (p) {{
+      var span = document.createElement("span");
+      span.className = p === "[UNK]" ? "unk" : p.startsWith("##") ? "cont" : "start";
+      span.textContent = p;
+      out.appendChild(span);
+    }});
+    var unk = ps.filter(function (p) {{ return p === "[UNK]"; }}).length;
+    count.textContent = ws.length + " words, " + ps.length + " pieces, " + unk + " [UNK]";
+  }}
+  input.addEventListener("input", show);
+  pick.addEventListener("change", function () {{ input.value = pick.value; show(); }});
+}})();
+</script>"""
+PLAYGROUND_STYLE = """<style>
+.lmc-playground input {{ width: 100%; max-width: 40em; font-size: inherit; padding: 0.2em 0.4em; }}
+.lmc-playground .lmc-pieces span {{ display: inline-block; margin: 0.15em; padding: 0.05em 0.35em;
+  border: 1px solid #5a6470; border-radius: 3px; font-family: var(--pst-font-family-monospace, monospace);
+  color: #222832; }}
+.lmc-playground .start {{ background: #dbeafe; }}
+.lmc-playground .cont {{ background: #fde7c8; border-style: dashed; }}
+.lmc-playground .unk {{ background: #f9d0d0; font-weight: bold; }}
+.lmc-playground output {{ display: block; color: var(--pst-color-text-base, #222832); }}
+</style>"""
+
+
+def tokenizer_playground(tokenizer, examples: Sequence[str]) -> HTML:
+    """A text box that cuts whatever a reader types into word pieces, without a kernel: ``tokenizer``'s
+    vocabulary travels with the page and a script repeats its cut (lowercasing BERT tokenizers only).
+    ``examples`` fill a menu; the first is shown, cut here in Python, before any script runs."""
+    if not isinstance(tokenizer, WordPieceTokenizer) or not tokenizer.lowercase or tokenizer.strip_accents is False:
+        raise ValueError("tokenizer must be a lowercasing WordPieceTokenizer that strips accents")
+    check_nonempty(examples, "examples")
+    data = {"vocab": tokenizer.itos, "max_chars": tokenizer.max_chars_per_word}
+    payload = json.dumps(data, ensure_ascii=False)
+    box_id = "playground" + hashlib.sha256((payload + "".join(examples)).encode()).hexdigest()[:12]
+    e = html.escape
+    pieces = tokenizer.tokenize(examples[0])
+    spans = "".join(f'<span class="{"unk" if p == tokenizer.unk_token else "cont" if p.startswith("##") else "start"}">'
+                    f"{e(p)}</span>" for p in pieces)
+    words = len(bert_pre_tokenize(examples[0]))
+    unknown = pieces.count(tokenizer.unk_token)
+    return HTML(
+        PLAYGROUND_STYLE.format()
+        + f'<div class="lmc-playground" id="{box_id}" role="group" aria-label="tokenizer playground">'
+        + '<label>Examples: <select aria-label="example texts">'
+        + "".join(f'<option value="{e(t)}">{e(t)}</option>' for t in examples) + "</select></label><br>"
+        + f'<label>Text to cut into word pieces:<br><input type="text" value="{e(examples[0])}" '
+          'aria-label="text to cut into word pieces"></label>'
+        + f'<div class="lmc-pieces" aria-live="polite">{spans}</div>'
+        + f"<output>{words} words, {len(pieces)} pieces, {unknown} [UNK]</output>"
+        + '<script type="application/json">' + payload.replace("</", "<\\/") + "</script>"
+        + PLAYGROUND_SCRIPT.format(id=box_id) + "</div>")

@@ -12,6 +12,8 @@ from lmcourse.finetune import (
     finetune_task,
     first_span_answer,
     freeze_lower_layers,
+    mean_task_loss,
+    pair_examples,
     qa_examples,
     tagging_examples,
     task_batches,
@@ -123,3 +125,17 @@ def test_new_names_are_disjoint_from_the_default_ones():
         return {w for ws, ts in data for w, t in zip(ws, ts) if t != "O"}
     assert not names(tagging_examples(200)) & names(tagging_examples(200, new_names=True))
     assert tagging_examples(30, seed=4) == tagging_examples(30, seed=4, new_names=False)
+
+
+def test_finetune_task_stops_once_the_training_loss_is_below_tol(tok):
+    train = task_batches(tok, "pair", pair_examples(16), batch_size=8, shuffle=False)(0)
+    bert = encoder(tok)
+    one_pass = finetune_task(bert, "pair", train, train, None, 1, 1e-2, seed=0)
+    stopped = finetune_task(bert, "pair", train, train, None, 5, 1e-2, seed=0, tol=100.0)   # any loss is below 100
+    assert all(torch.equal(a, b) for a, b in zip(one_pass.parameters(), stopped.parameters()))
+    five = finetune_task(bert, "pair", train, train, None, 5, 1e-2, seed=0, tol=1e-9)     # never reached: 5 passes
+    assert mean_task_loss(five, train) < mean_task_loss(one_pass, train)
+    mean = finetune_task(bert, "pair", train, train, None, 1, 1e-2, seed=0, pooling="mean")
+    assert mean.pooling == "mean"
+    with pytest.raises(ValueError, match="tol"):
+        finetune_task(bert, "pair", train, train, None, 1, 1e-2, seed=0, tol=0.0)

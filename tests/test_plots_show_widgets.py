@@ -9,8 +9,9 @@ import torch  # noqa: E402
 
 from lmcourse.plots import plot_curves, plot_embeddings_2d, plot_heatmap, plot_history, plot_timeline, smooth  # noqa: E402
 from lmcourse.show import CHECKS_LEFT_OUT, show_source, without_checks  # noqa: E402
+from lmcourse.tokenize import WordPieceTokenizer  # noqa: E402
 from lmcourse.train import History  # noqa: E402
-from lmcourse.widgets import static_slider  # noqa: E402
+from lmcourse.widgets import static_slider, tokenizer_playground  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -131,3 +132,16 @@ def test_heatmap_text_colour_follows_the_colour_scale_not_the_data():
     assert {t.get_color() for t in ax.texts} == {"black"}       # 0.9 is near the top of -1..1
     ax = plot_heatmap(np.array([[-0.8, 0.8]]), annotate=True, vmin=-1, vmax=1)
     assert [t.get_color() for t in ax.texts] == ["white", "black"]
+
+
+def test_tokenizer_playground_carries_the_vocabulary_and_shows_the_first_example_cut():
+    tok = WordPieceTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "un", "##aff", "##able", "."])
+    page = tokenizer_playground(tok, ["The unaffable.", "zebra"]).data
+    assert '<span class="start">un</span><span class="cont">##aff</span><span class="cont">##able</span>' in page
+    assert "<output>3 words, 5 pieces, 0 [UNK]</output>" in page            # the, unaffable, .
+    assert '"##aff"' in page and page.count("<option") == 2 and 'value="The unaffable."' in page
+    assert "</script>" not in page.split('type="application/json">')[1].split("</script>")[0]
+    with pytest.raises(ValueError, match="tokenizer"):
+        tokenizer_playground(WordPieceTokenizer(tok.itos, lowercase=False), ["x"])
+    with pytest.raises(ValueError, match="examples"):
+        tokenizer_playground(tok, [])

