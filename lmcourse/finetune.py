@@ -25,7 +25,7 @@ from lmcourse.bert import BertModel
 from lmcourse.masking import IGNORE_INDEX
 from lmcourse.seed import set_seed
 from lmcourse.tokenize import WordPieceTokenizer, pad_encodings
-from lmcourse.train import fit
+from lmcourse.train import evaluate_loss, fit
 from lmcourse.validate import check_float, check_int, check_nonempty, check_type
 
 TASKS = ("pair", "single", "qa", "tagging")
@@ -451,7 +451,7 @@ def finetune_task(encoder: BertModel, task: str, train_batches: list[dict], test
                   tol: float | None = None) -> BertForTask:
     """The model, in eval mode, after fine-tuning a copy of ``encoder`` with a new head for
     ``task`` for ``epochs`` passes over ``train_batches`` (a new order each epoch, from ``seed``),
-    or, with ``tol``, until the mean task loss on ``train_batches`` falls below ``tol`` after a pass
+    or, with ``tol``, until the task loss on ``train_batches`` (mean over the batches) falls below ``tol`` after a pass
     (the model fits its training examples), ``epochs`` passes at most. ``trainable_layers=None``
     trains everything (BERT's full fine-tuning); ``k`` trains only the top k layers, the pooler and
     the head, and then the batches must carry the ``frozen_states`` of the other layers
@@ -479,20 +479,9 @@ def finetune_task(encoder: BertModel, task: str, train_batches: list[dict], test
     for _ in range(epochs):
         fit(model, task_loss, rng.sample(train_batches, len(train_batches)), optimizer=optimizer, seed=None,
             progress=False)
-        if tol is not None and mean_task_loss(model, train_batches) < tol:
+        if tol is not None and evaluate_loss(model, task_loss, train_batches) < tol:
             break
     return model.eval()
-
-
-@torch.no_grad()
-def mean_task_loss(model: BertForTask, batches: list[dict]) -> float:
-    """The task loss (:func:`task_loss`) averaged over the examples of ``batches``, in eval mode."""
-    check_nonempty(batches, "batches")
-    was_training = model.training
-    model.eval()
-    total = sum(task_loss(model, b).item() * len(b["input_ids"]) for b in batches)
-    model.train(was_training)
-    return total / sum(len(b["input_ids"]) for b in batches)
 
 
 @torch.no_grad()

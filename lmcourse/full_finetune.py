@@ -35,17 +35,17 @@ from lmcourse.cli import output_file
 from lmcourse.finetune import (
     cache_frozen_states,
     finetune_task,
-    mean_task_loss,
     pair_examples,
     task_accuracy,
     task_batches,
+    task_loss,
 )
-from lmcourse.label_curve import bag_of_words_accuracy, probe_accuracy
+from lmcourse.label_curve import bag_of_words_accuracy, mean_vectors, probe_accuracy
 from lmcourse.parallel import parallel_map
 from lmcourse.seed import set_seed
 from lmcourse.tokenize import WordPieceTokenizer
-from lmcourse.train import save_record
-from lmcourse.validate import check_int, check_nonempty, check_type, load_record
+from lmcourse.train import evaluate_loss, save_record
+from lmcourse.validate import check_int, check_type, load_record
 
 #: arm -> (trainable top layers, None for all; pooling; pretrained weights)
 ARMS = {"every weight": (None, "cls", True),
@@ -102,22 +102,7 @@ def run(encoder: BertModel, batches: dict[str, list[dict]], arm: str, lr: float,
                           pooling=pooling, tol=SETTINGS["tol"])
     return {"arm": arm, "lr": lr, "seed": seed, "split": split, "accuracy": round(task_accuracy(model, scored), 4),
             "train_accuracy": round(task_accuracy(model, train), 4),
-            "train_loss": round(mean_task_loss(model, train), 4)}
-
-
-@torch.no_grad()
-def pair_vectors(encoder: BertModel, batches: list[dict]) -> np.ndarray:
-    """The frozen encoder's mean over the real pieces of ``[CLS] A [SEP] B [SEP]``: (pairs, d_model)."""
-    check_nonempty(batches, "batches")
-    was_training = encoder.training
-    encoder.eval()
-    out = []
-    for b in batches:
-        h = encoder(b["input_ids"], b["token_type_ids"], b["attention_mask"]).last_hidden_state   # (B, T, C)
-        m = b["attention_mask"][..., None].float()                                               # (B, T, 1)
-        out.append((h * m).sum(1) / m.sum(1))                                                    # (B, C)
-    encoder.train(was_training)
-    return torch.cat(out).numpy()
+            "train_loss": round(evaluate_loss(model, task_loss, train), 4)}
 
 
 def overlap_rule(a: str, b: str) -> int:
@@ -125,14 +110,16 @@ def overlap_rule(a: str, b: str) -> int:
     return int(b.split()[-2] in a.split())
 
 
-def baselines(encoder: BertModel, splits: dict[str, list], batches: dict[str, list[dict]], split: str = "test"
+def baselines(encoder: BertModel, tokenizer: WordPieceTokenizer, splits: dict[str, list], split: str = "test"
               ) -> dict[str, float]:
-    """Accuracy on ``split`` of the models that need no fine-tuning (:data:`BASELINES`)."""
+    """Accuracy on ``split`` of the models that need no fine-tuning (:data:`BASELINES`); the probe reads
+    the frozen encoder's mean over the real pieces of ``[CLS] A [SEP] B [SEP]``."""
     train, scored = splits["train"], splits[split]
     labels = lambda items: [y for *_, y in items]                       # noqa: E731
     joined = lambda items: [(f"{a} {b}", y) for a, b, y in items]       # noqa: E731
-    return {"frozen probe": probe_accuracy(pair_vectors(encoder, batches["train"]), labels(train),
-                                           pair_vectors(encoder, batches[split]), labels(scored)),
+    vectors = lambda items: mean_vectors(encoder, tokenizer, [a for a, *_ in items],   # noqa: E731
+                                         SETTINGS["max_length"], [b for _, b, _ in items])
+    return {"frozen probe": probe_accuracy(vectors(train), labels(train), vectors(scored), labels(scored)),
             "bag of words": bag_of_words_accuracy(joined(train), joined(scored)),
             "overlap rule": float(np.mean([overlap_rule(a, b) == y for a, b, y in scored]))}
 
@@ -161,7 +148,7 @@ def experiment(encoder: BertModel, tokenizer: WordPieceTokenizer, processes: int
     runs += parallel_map(one, [(arm, rates[arm], seed, "test") for arm in ARMS for seed in SETTINGS["seeds"]],
                          processes=processes, desc="test runs")
     runs += [{"arm": name, "lr": None, "seed": None, "split": "test", "accuracy": round(acc, 4)}
-             for name, acc in baselines(encoder, splits, batches).items()]
+             for name, acc in baselines(encoder, tokenizer, splits).items()]
     return runs
 
 

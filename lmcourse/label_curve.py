@@ -69,13 +69,14 @@ def finetune_accuracy(encoder: BertModel, tokenizer: WordPieceTokenizer, train: 
 
 @torch.no_grad()
 def mean_vectors(encoder: BertModel, tokenizer: WordPieceTokenizer, texts: list[str],
-                 max_length: int = 32) -> np.ndarray:
-    """The mean of the last hidden states over the real pieces of each text: (len(texts), d_model)."""
+                 max_length: int = 32, text_pairs: list[str] | None = None) -> np.ndarray:
+    """The mean of the last hidden states over the real pieces of each text (with ``text_pairs``, of
+    each ``[CLS] text [SEP] pair [SEP]``): (len(texts), d_model)."""
     check_type(encoder, "encoder", BertModel)
     check_nonempty(texts, "texts")
     was_training = encoder.training
     encoder.eval()
-    b = tokenizer.batch_encode(texts, max_length=max_length)
+    b = tokenizer.batch_encode(texts, text_pairs, max_length=max_length)
     h = encoder(**b).last_hidden_state                                   # (B, T, C)
     m = b["attention_mask"][..., None].float()                           # (B, T, 1)
     encoder.train(was_training)

