@@ -173,14 +173,14 @@ PLAYGROUND_SCRIPT = """<script>
 }})();
 </script>"""
 PLAYGROUND_STYLE = """<style>
-.lmc-playground input {{ width: 100%; max-width: 40em; font-size: inherit; padding: 0.2em 0.4em; }}
-.lmc-playground .lmc-pieces span {{ display: inline-block; margin: 0.15em; padding: 0.05em 0.35em;
+.lmc-playground input { width: 100%; max-width: 40em; font-size: inherit; padding: 0.2em 0.4em; }
+.lmc-playground .lmc-pieces span { display: inline-block; margin: 0.15em; padding: 0.05em 0.35em;
   border: 1px solid #5a6470; border-radius: 3px; font-family: var(--pst-font-family-monospace, monospace);
-  color: #222832; }}
-.lmc-playground .start {{ background: #dbeafe; }}
-.lmc-playground .cont {{ background: #fde7c8; border-style: dashed; }}
-.lmc-playground .unk {{ background: #f9d0d0; font-weight: bold; }}
-.lmc-playground output {{ display: block; color: var(--pst-color-text-base, #222832); }}
+  color: #222832; }
+.lmc-playground .start { background: #dbeafe; }
+.lmc-playground .cont { background: #fde7c8; border-style: dashed; }
+.lmc-playground .unk { background: #f9d0d0; font-weight: bold; }
+.lmc-playground output { display: block; color: var(--pst-color-text-base, #222832); }
 </style>"""
 
 
@@ -201,7 +201,7 @@ def tokenizer_playground(tokenizer, examples: Sequence[str]) -> HTML:
     words = len(bert_pre_tokenize(examples[0]))
     unknown = pieces.count(tokenizer.unk_token)
     return HTML(
-        PLAYGROUND_STYLE.format()
+        PLAYGROUND_STYLE
         + f'<div class="lmc-playground" id="{box_id}" role="group" aria-label="tokenizer playground">'
         + '<label>Examples: <select aria-label="example texts">'
         + "".join(f'<option value="{e(t)}">{e(t)}</option>' for t in examples) + "</select></label><br>"
