@@ -157,12 +157,13 @@ def recorded_runs(path: str | Path = RESULTS) -> list[dict]:
     return load_record(path, SETTINGS)["runs"]
 
 
-def accuracies_by_arm(runs: list[dict]) -> dict[str, list[float]]:
-    """Test accuracy by arm (one per seed, in seed order) and by baseline (one value)."""
+def accuracies_by_arm(runs: list[dict], key: str = "accuracy") -> dict[str, list[float]]:
+    """The test runs' ``key`` (``"accuracy"``, or ``"train_accuracy"`` of the fine-tuned arms) by arm, one
+    per seed in seed order; a baseline has one test accuracy."""
     out = {}
     for r in runs:
-        if r["split"] == "test":
-            out.setdefault(r["arm"], []).append(r["accuracy"])
+        if r["split"] == "test" and key in r:
+            out.setdefault(r["arm"], []).append(r[key])
     return out
 
 

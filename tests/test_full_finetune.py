@@ -89,6 +89,8 @@ def test_the_record_matches_its_settings_a_rerun_and_its_hash(tok, tmp_path):
     accuracies = accuracies_by_arm(runs)
     assert all(len(accuracies[arm]) == len(SETTINGS["seeds"]) for arm in ARMS)
     assert all(len(accuracies[name]) == 1 for name in BASELINES)
+    fitted = accuracies_by_arm(runs, "train_accuracy")
+    assert set(fitted) == set(ARMS) and all(len(fitted[arm]) == len(SETTINGS["seeds"]) for arm in ARMS)
     assert {r["lr"] for r in runs if r["split"] == "test" and r["arm"] in ARMS} <= \
         {lr for rates in SETTINGS["learning_rates"].values() for lr in rates}
     minilm = BertModel.from_pretrained(gt.get_model_path())
