@@ -173,7 +173,8 @@ PLAYGROUND_SCRIPT = """<script>
 }})();
 </script>"""
 PLAYGROUND_STYLE = """<style>
-.lmc-playground input { width: 100%; max-width: 40em; font-size: inherit; padding: 0.2em 0.4em; }
+.lmc-playground label { display: block; margin: 0.2em 0; }
+.lmc-playground input { display: block; box-sizing: border-box; width: 100%; max-width: 40em; font-size: inherit; padding: 0.2em 0.4em; }
 .lmc-playground .lmc-pieces span { display: inline-block; margin: 0.15em; padding: 0.05em 0.35em;
   border: 1px solid #5a6470; border-radius: 3px; font-family: var(--pst-font-family-monospace, monospace);
   color: #222832; }
@@ -204,8 +205,8 @@ def tokenizer_playground(tokenizer, examples: Sequence[str]) -> HTML:
         PLAYGROUND_STYLE
         + f'<div class="lmc-playground" id="{box_id}" role="group" aria-label="tokenizer playground">'
         + '<label>Examples: <select aria-label="example texts">'
-        + "".join(f'<option value="{e(t)}">{e(t)}</option>' for t in examples) + "</select></label><br>"
-        + f'<label>Text to cut into word pieces:<br><input type="text" value="{e(examples[0])}" '
+        + "".join(f'<option value="{e(t)}">{e(t)}</option>' for t in examples) + "</select></label>"
+        + f'<label>Text to cut into word pieces:<input type="text" value="{e(examples[0])}" '
           'aria-label="text to cut into word pieces"></label>'
         + f'<div class="lmc-pieces" aria-live="polite">{spans}</div>'
         + f"<output>{words} words, {len(pieces)} pieces, {unknown} [UNK]</output>"
