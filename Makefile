@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TORCH_INDEX := https://download.pytorch.org/whl/cpu
 
 # The reference numerics (README, "Reproducibility"): every recipe below runs under them.
 include numerics.env
@@ -15,7 +16,12 @@ export $(REFERENCE_SETTINGS)
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
+	@# The lock pins torch==2.13.0+cpu, which PyPI does not host: first try the machine's own indexes
+	@# (a local wheel, a mirror), then add PyTorch's CPU index
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock 2>$(VENV)/pip-first-try.log \
+	  || { echo "Installing from this machine's package indexes failed ($(VENV)/pip-first-try.log says why);"; \
+	       echo "trying again with PyTorch's CPU index added ($(TORCH_INDEX)), where torch==2.13.0+cpu lives"; \
+	       $(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock --extra-index-url $(TORCH_INDEX); }
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
