@@ -3,6 +3,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,3 +41,18 @@ def test_a_typed_number_is_caught_and_a_printed_one_passes():
     assert not prose_numbers.supported("0.94", None, printed)
     assert not prose_numbers.supported("22.8", "M", printed)
     assert prose_numbers.supported("16.5", "%", prose_numbers.printed_numbers("<unk> 16.5% of tokens"))
+
+
+def test_solution_numbers_reads_each_solutions_code_and_prose():
+    from scripts.solution_numbers import holds, solutions, stated
+    markdown = ("````{exercise} Count\n:label: ch99-ex\nHow many?\n````\n````{solution} ch99-ex\n:class: dropdown\n"
+                "```python\nprint(238 // 20, 0.8234)\n```\nThe 238 pieces give 11 windows, 0.82 of them empty, "
+                "in 2019; a gap of 2.9e-06 and $x_{12}$ (section 9.3).\n````\n")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(markdown)])
+    [(label, code, prose)] = solutions(notebook)
+    assert label == "ch99-ex" and code.strip() == "print(238 // 20, 0.8234)" and "print" not in prose
+    numbers = stated(prose)
+    assert numbers == [("2.9e-06", "e"), ("0.82", None), ("238.0", None), ("11.0", None)]
+    printed = prose_numbers.printed_numbers("11 0.8234 2.93e-06") + prose_numbers.printed_numbers(code)
+    assert [holds(d, u, printed) for d, u in numbers] == [True, True, True, True]
+    assert not holds("12.0", None, printed) and not holds("3.1e-06", "e", printed)
