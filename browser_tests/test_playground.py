@@ -10,7 +10,8 @@ TEXTS = ["The unaffable bankers were playing.", "Ça coûte 4,50 €!", "深度�
          "supercalifragilisticexpialidocious", "recieve teh bnak", "theweathertodaywasawful",
          "tab\there\u00a0nbsp\u3000ideographic space", "control\u0007char\u200bzero-width", "naïve café Ångström",
          "x" * 101, "e.g. U.S.-based (co-op) #1 @home ~50%", "Ｆｕｌｌｗｉｄｔｈ ＡＢＣ", "İstanbul ß ǅ",
-         "𠀀 rare ideograph", "ﬁne ligature", "", "   "]
+         "𠀀 rare ideograph", "ﬁne ligature", "", "   ",
+         "the [MASK] sat on a[MASK]b, [mask] [CLS] x [SEP]", "[UNK] [PAD][MASK]."]
 
 
 def test_the_script_cuts_as_python_does(context, tmp_path):
@@ -26,6 +27,9 @@ def test_the_script_cuts_as_python_does(context, tmp_path):
             box.locator("input").fill(text)
             shown = box.locator(".lmc-pieces span").all_text_contents()
             assert shown == tok.tokenize(text), text
+        box.locator("input").fill(TEXTS[-2])
+        assert box.locator(".lmc-pieces span.special").all_text_contents() == ["[MASK]", "[MASK]", "[CLS]", "[SEP]"]
+        assert box.locator("output").text_content() == "14 words, 14 pieces, 0 [UNK]"
         box.locator("select").select_option(index=1)
         assert box.locator("input").input_value() == TEXTS[1]
         assert box.locator(".lmc-pieces span").all_text_contents() == tok.tokenize(TEXTS[1])

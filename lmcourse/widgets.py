@@ -5,12 +5,13 @@ import hashlib
 import html
 import io
 import json
+import re
 from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
 from IPython.display import HTML
 
-from lmcourse.tokenize import WordPieceTokenizer, bert_pre_tokenize
+from lmcourse.tokenize import BERT_SPECIALS, WordPieceTokenizer, bert_pre_tokenize
 from lmcourse.validate import check_nonempty
 
 # Plain HTML, CSS and JavaScript: nothing is fetched, colours follow the book's light and dark
@@ -155,13 +156,18 @@ PLAYGROUND_SCRIPT = """<script>
     }}
     return out;
   }}
+  var special = new RegExp("(" + data.special_pattern + ")");
   function show() {{
-    var ws = words(input.value), ps = [];
-    ws.forEach(function (w) {{ ps = ps.concat(pieces(w)); }});
+    var ws = [], ps = [];
+    input.value.split(special).forEach(function (part, k) {{   // special tokens typed in stay whole
+      if (k % 2) {{ ws.push(part); ps.push(part); return; }}
+      words(part).forEach(function (w) {{ ws.push(w); ps = ps.concat(pieces(w)); }});
+    }});
     out.textContent = "";
     ps.forEach(function (p) {{
       var span = document.createElement("span");
-      span.className = p === "[UNK]" ? "unk" : p.startsWith("##") ? "cont" : "start";
+      span.className = p === "[UNK]" ? "unk" : data.specials.indexOf(p) >= 0 ? "special"
+                       : p.startsWith("##") ? "cont" : "start";
       span.textContent = p;
       out.appendChild(span);
     }});
@@ -174,13 +180,15 @@ PLAYGROUND_SCRIPT = """<script>
 </script>"""
 PLAYGROUND_STYLE = """<style>
 .lmc-playground label { display: block; margin: 0.2em 0; }
-.lmc-playground input { display: block; box-sizing: border-box; width: 100%; max-width: 40em; font-size: inherit; padding: 0.2em 0.4em; }
+.lmc-playground input { display: block; box-sizing: border-box; width: 100%; max-width: 40em;
+  font-size: inherit; padding: 0.2em 0.4em; }
 .lmc-playground .lmc-pieces span { display: inline-block; margin: 0.15em; padding: 0.05em 0.35em;
   border: 1px solid #5a6470; border-radius: 3px; font-family: var(--pst-font-family-monospace, monospace);
   color: #222832; }
 .lmc-playground .start { background: #dbeafe; }
 .lmc-playground .cont { background: #fde7c8; border-style: dashed; }
 .lmc-playground .unk { background: #f9d0d0; font-weight: bold; }
+.lmc-playground .special { background: #e2e8d5; font-weight: bold; }
 .lmc-playground output { display: block; color: var(--pst-color-text-base, #222832); }
 </style>"""
 
@@ -192,14 +200,17 @@ def tokenizer_playground(tokenizer, examples: Sequence[str]) -> HTML:
     if not isinstance(tokenizer, WordPieceTokenizer) or not tokenizer.lowercase or tokenizer.strip_accents is False:
         raise ValueError("tokenizer must be a lowercasing WordPieceTokenizer that strips accents")
     check_nonempty(examples, "examples")
-    data = {"vocab": tokenizer.itos, "max_chars": tokenizer.max_chars_per_word}
+    data = {"vocab": tokenizer.itos, "max_chars": tokenizer.max_chars_per_word, "specials": BERT_SPECIALS,
+            "special_pattern": "|".join(map(re.escape, BERT_SPECIALS))}   # the same in JavaScript
     payload = json.dumps(data, ensure_ascii=False)
     box_id = "playground" + hashlib.sha256((payload + "".join(examples)).encode()).hexdigest()[:12]
     e = html.escape
     pieces = tokenizer.tokenize(examples[0])
-    spans = "".join(f'<span class="{"unk" if p == tokenizer.unk_token else "cont" if p.startswith("##") else "start"}">'
-                    f"{e(p)}</span>" for p in pieces)
-    words = len(bert_pre_tokenize(examples[0]))
+    kind = lambda p: ("unk" if p == tokenizer.unk_token else "special" if p in BERT_SPECIALS   # noqa: E731
+                      else "cont" if p.startswith("##") else "start")
+    spans = "".join(f'<span class="{kind(p)}">{e(p)}</span>' for p in pieces)
+    words = sum(1 if k % 2 else len(bert_pre_tokenize(part))           # a special token typed in is one word
+                for k, part in enumerate(re.split(f"({data['special_pattern']})", examples[0])))
     unknown = pieces.count(tokenizer.unk_token)
     return HTML(
         PLAYGROUND_STYLE

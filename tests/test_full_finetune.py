@@ -9,16 +9,20 @@ from lmcourse.bert import BertConfig, BertModel
 from lmcourse.full_finetune import (
     ARMS,
     BASELINES,
+    MAX_WIDENINGS,
     RESULTS,
     SETTINGS,
     accuracies_by_arm,
     baselines,
     chosen_rates,
+    dev_accuracies,
     encode_splits,
+    experiment,
     overlap_rule,
     pair_splits,
     recorded_runs,
     run,
+    widened,
 )
 from lmcourse.tokenize import WordPieceTokenizer
 
@@ -78,21 +82,45 @@ def test_baselines_and_the_choice_of_learning_rate(tok):
     scores = baselines(tiny_encoder(tok), tok, splits)
     assert set(scores) == set(BASELINES) and scores["overlap rule"] == 1.0
     runs = [{"arm": arm, "lr": lr, "seed": s, "split": "dev", "accuracy": acc}
-            for arm in ARMS for lr, acc in zip(SETTINGS["learning_rates"][arm], (0.6, 0.8, 0.8)) for s in (0, 1)]
+            for arm in ARMS for lr, acc in zip(SETTINGS["learning_rates"][arm], (0.6, 0.8, 0.8, 0.7, 0.7))
+            for s in (0, 1)]
     assert chosen_rates(runs) == {arm: SETTINGS["learning_rates"][arm][1] for arm in ARMS}   # the smaller on a tie
+
+
+def test_a_grid_widens_past_the_end_where_its_best_rate_lies():
+    assert widened([1e-5, 2e-5, 5e-5], 1e-5) == pytest.approx(5e-6)
+    assert widened([1e-3, 1e-2, 3e-2], 3e-2) == pytest.approx(9e-2)
+    assert widened([1e-3, 1e-2, 3e-2], 1e-2) is None
+
+
+def test_the_experiment_reuses_the_runs_it_is_given(tok, monkeypatch):
+    import lmcourse.full_finetune as ff
+    monkeypatch.setattr(ff, "SETTINGS", {**SETTINGS, "train_pairs": 8, "dev_pairs": 8, "test_pairs": 8,
+                                         "dev_seeds": [0], "seeds": [0]})
+    monkeypatch.setattr(ff, "run", lambda *job: pytest.fail(f"run {job[2:]} repeated"))
+    done = [{"arm": arm, "lr": lr, "seed": 0, "split": "dev", "accuracy": 0.5 + 0.1 * (k == 1)}
+            for arm, rates in SETTINGS["learning_rates"].items() for k, lr in enumerate(rates)]
+    done += [{"arm": arm, "lr": SETTINGS["learning_rates"][arm][1], "seed": 0, "split": "test", "accuracy": 0.7}
+             for arm in ARMS]
+    runs = experiment(tiny_encoder(tok), tok, done=done)             # every grid's best is inside it: nothing new
+    assert [r for r in runs if r["seed"] is not None] == done and len(runs) == len(done) + len(BASELINES)
 
 
 def test_the_record_matches_its_settings_a_rerun_and_its_hash(tok, tmp_path):
     runs = recorded_runs()
+    grids = dev_accuracies(runs)
+    for arm, start in SETTINGS["learning_rates"].items():         # the starting grid, widened past its ends only
+        assert set(start) <= set(grids[arm]) and len(grids[arm]) <= len(start) + MAX_WIDENINGS
+        assert all(lr < start[0] or lr > start[-1] for lr in set(grids[arm]) - set(start))
     dev = [r for r in runs if r["split"] == "dev"]
-    assert len(dev) == sum(len(v) for v in SETTINGS["learning_rates"].values()) * len(SETTINGS["dev_seeds"])
+    assert len(dev) == sum(map(len, grids.values())) * len(SETTINGS["dev_seeds"])
     accuracies = accuracies_by_arm(runs)
     assert all(len(accuracies[arm]) == len(SETTINGS["seeds"]) for arm in ARMS)
     assert all(len(accuracies[name]) == 1 for name in BASELINES)
     fitted = accuracies_by_arm(runs, "train_accuracy")
     assert set(fitted) == set(ARMS) and all(len(fitted[arm]) == len(SETTINGS["seeds"]) for arm in ARMS)
-    assert {r["lr"] for r in runs if r["split"] == "test" and r["arm"] in ARMS} <= \
-        {lr for rates in SETTINGS["learning_rates"].values() for lr in rates}
+    tested = {(r["arm"], r["lr"]) for r in runs if r["split"] == "test" and r["arm"] in ARMS}
+    assert tested == set(chosen_rates(runs).items())
     minilm = BertModel.from_pretrained(gt.get_model_path())
     splits = pair_splits()
     rerun = baselines(minilm, tok, splits)
