@@ -536,3 +536,31 @@ def word_tag_baseline(train: list[tuple[list[str], list[str]]], words: list[list
             counts[w][t] += 1
     best = {w: max(c, key=c.get) for w, c in counts.items()}
     return [[best.get(w, "O") for w in ws] for ws in words]
+
+
+def template_tag_rule(train: list[tuple[list[str], list[str]]], words: list[list[str]]) -> list[list[str]]:
+    """A rule written for the tagging template, reading one word of context: a word seen in ``train``
+    gets its most frequent tag (:func:`word_tag_baseline`); an unseen word right after an unseen entity
+    word continues that entity (``I-``); any other unseen word begins the entity type (``B-``) that most
+    often followed the word before it in ``train`` (``B-PER`` if none did)."""
+    seen = word_tag_baseline(train, words)
+    vocab = {w for ws, _ in train for w in ws}
+    after: dict[str, dict[str, int]] = {}                       # previous word -> B- tag -> count
+    for ws, ts in train:
+        for prev, t in zip(["<s>", *ws], ts):
+            if t.startswith("B-"):
+                after.setdefault(prev, {}).setdefault(t, 0)
+                after[prev][t] += 1
+    out = []
+    for ws, tags in zip(words, seen):
+        row = []
+        for k, (w, t) in enumerate(zip(ws, tags)):
+            if w in vocab:
+                row.append(t)
+            elif k and ws[k - 1] not in vocab and row[-1] != "O":
+                row.append("I-" + row[-1][2:])
+            else:
+                counts = after.get(ws[k - 1] if k else "<s>", {})
+                row.append(max(counts, key=counts.get) if counts else "B-PER")
+        out.append(row)
+    return out

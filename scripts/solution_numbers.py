@@ -64,19 +64,26 @@ def holds(digits: str, unit: str | None, numbers: list[float]) -> bool:
 
 
 def unsupported_solution_numbers(path: Path, timeout: int = 600) -> dict[str, list[str]]:
-    """Solution label -> the numbers its prose states that its output and code do not support."""
-    client = notebook_client(path, timeout=timeout)
+    """Solution label -> the error its code raised, if any, and the numbers its prose states that its output
+    and code do not support. The chapter's own cells must run without error."""
+    client = notebook_client(path, timeout=timeout, allow_errors=True)     # a failing solution is reported
     found = solutions(client.nb)
     first = len(client.nb.cells)
     client.nb.cells += [nbformat.v4.new_code_cell(code) for _, code, _ in found]
     client.execute()
+    failed = [i for i, cell in enumerate(client.nb.cells[:first]) for o in cell.get("outputs", [])
+              if o["output_type"] == "error"]
+    if failed:
+        raise RuntimeError(f"{path}: the chapter's own cells {failed} raised an error; fix them first")
     text = lambda outputs: "\n".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))   # noqa: E731
                                     for o in outputs)
     quoted = printed_numbers(text(o for cell in client.nb.cells[:first] for o in cell.get("outputs", [])))
     report = {}
     for k, (label, code, prose) in enumerate(found):
-        numbers = printed_numbers(text(client.nb.cells[first + k].outputs)) + printed_numbers(code) + quoted
-        report[label] = [digits.removesuffix(".0") + (unit if unit not in (None, "e") else "")
+        outputs = client.nb.cells[first + k].outputs
+        errors = [f"raised {o['ename']}: {o['evalue']}" for o in outputs if o["output_type"] == "error"]
+        numbers = printed_numbers(text(outputs)) + printed_numbers(code) + quoted
+        report[label] = errors + [digits.removesuffix(".0") + (unit if unit not in (None, "e") else "")
                          for digits, unit in stated(prose) if not holds(digits, unit, numbers)]
     return report
 

@@ -18,6 +18,7 @@ from lmcourse.finetune import (
     task_batches,
     task_loss,
     task_scores,
+    template_tag_rule,
     word_tag_baseline,
 )
 from lmcourse.tokenize import WordPieceTokenizer
@@ -119,6 +120,14 @@ def test_word_tag_baseline_memorises_and_cannot_generalise():
     assert entity_f1([t for _, t in seen], word_tag_baseline(train, [w for w, _ in seen])) > 0.95
     assert entity_f1([t for _, t in new], word_tag_baseline(train, [w for w, _ in new])) == 0.0
     assert word_tag_baseline([(["a", "b"], ["O", "B-PER"])], [["b", "c"]]) == [["B-PER", "O"]]
+
+
+def test_the_template_rule_tags_new_names_from_the_word_before():
+    train = [(["met", "ana", "lee", "in", "rome", "."], ["O", "B-PER", "I-PER", "O", "B-LOC", "O"])]
+    assert template_tag_rule(train, [["met", "zoe", "kim", "in", "oslo", "."], ["zed", "in"]]) == \
+        [["O", "B-PER", "I-PER", "O", "B-LOC", "O"], ["B-PER", "O"]]
+    new = tagging_examples(48, seed=1, new_names=True)
+    assert entity_f1([t for _, t in new], template_tag_rule(tagging_examples(64), [w for w, _ in new])) > 0.95
 
 
 def test_new_names_are_disjoint_from_the_default_ones():
