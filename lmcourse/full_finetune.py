@@ -175,8 +175,7 @@ def experiment(encoder: BertModel, tokenizer: WordPieceTokenizer, processes: int
     runs = runs_of([job for arm, rates in SETTINGS["learning_rates"].items() for lr in rates
                     for job in dev_job(arm, lr)], "development runs")
     for _ in range(MAX_WIDENINGS):
-        rates = chosen_rates(runs)
-        wider = {arm: widened(sorted(dev_accuracies(runs)[arm]), rates[arm]) for arm in ARMS}
+        wider = {arm: widened(list(means), max(means, key=means.get)) for arm, means in dev_accuracies(runs).items()}
         jobs = [job for arm, lr in wider.items() if lr is not None for job in dev_job(arm, float(f"{lr:.3g}"))]
         if not jobs:
             break

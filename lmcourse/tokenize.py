@@ -38,6 +38,15 @@ def char_tokenize(text: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 #: BERT's special tokens, in the order the course's own vocabularies put them first
 BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+#: a regular expression for any of them (valid in JavaScript too, which the tokenizer playground uses)
+SPECIAL_PATTERN = "|".join(map(re.escape, BERT_SPECIALS))
+_SPECIAL_SPLIT = re.compile(f"({SPECIAL_PATTERN})")
+
+
+def split_specials(text: str) -> list[str]:
+    """``text`` cut around the special tokens written in it: odd items are the tokens, even ones the text
+    between them (``"a [MASK] b"`` -> ``["a ", "[MASK]", " b"]``)."""
+    return _SPECIAL_SPLIT.split(text) if "[" in text else [text]
 
 # ASCII fast path: control characters other than \t \n \r are dropped, the rest is a word of
 # letters/digits or a single punctuation mark (every other printable ASCII character).
@@ -149,7 +158,6 @@ class WordPieceTokenizer:
         self.max_chars_per_word, self.unk_token = max_chars_per_word, unk_token
         self.specials = tuple(t for t in self.itos if t.startswith("[") and t.endswith("]") and len(t) > 2
                               and t[1:-1].isupper())
-        self._special_re = re.compile("(" + "|".join(re.escape(t) for t in BERT_SPECIALS) + ")")
         self._cache: dict[str, tuple[str, ...]] = {}
 
     @classmethod
@@ -230,8 +238,7 @@ class WordPieceTokenizer:
         """Text -> word pieces (special tokens such as ``[MASK]`` written in the text are kept whole)."""
         check_type(text, "text", str)
         out = []
-        parts = self._special_re.split(text) if "[" in text else [text]
-        for k, part in enumerate(parts):
+        for k, part in enumerate(split_specials(text)):
             if k % 2:
                 out.append(part)
                 continue

@@ -5,13 +5,12 @@ import hashlib
 import html
 import io
 import json
-import re
 from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
 from IPython.display import HTML
 
-from lmcourse.tokenize import BERT_SPECIALS, WordPieceTokenizer, bert_pre_tokenize
+from lmcourse.tokenize import BERT_SPECIALS, SPECIAL_PATTERN, WordPieceTokenizer, bert_pre_tokenize, split_specials
 from lmcourse.validate import check_nonempty
 
 # Plain HTML, CSS and JavaScript: nothing is fetched, colours follow the book's light and dark
@@ -201,7 +200,7 @@ def tokenizer_playground(tokenizer, examples: Sequence[str]) -> HTML:
         raise ValueError("tokenizer must be a lowercasing WordPieceTokenizer that strips accents")
     check_nonempty(examples, "examples")
     data = {"vocab": tokenizer.itos, "max_chars": tokenizer.max_chars_per_word, "specials": BERT_SPECIALS,
-            "special_pattern": "|".join(map(re.escape, BERT_SPECIALS))}   # the same in JavaScript
+            "special_pattern": SPECIAL_PATTERN}
     payload = json.dumps(data, ensure_ascii=False)
     box_id = "playground" + hashlib.sha256((payload + "".join(examples)).encode()).hexdigest()[:12]
     e = html.escape
@@ -210,7 +209,7 @@ def tokenizer_playground(tokenizer, examples: Sequence[str]) -> HTML:
                       else "cont" if p.startswith("##") else "start")
     spans = "".join(f'<span class="{kind(p)}">{e(p)}</span>' for p in pieces)
     words = sum(1 if k % 2 else len(bert_pre_tokenize(part))           # a special token typed in is one word
-                for k, part in enumerate(re.split(f"({data['special_pattern']})", examples[0])))
+                for k, part in enumerate(split_specials(examples[0])))
     unknown = pieces.count(tokenizer.unk_token)
     return HTML(
         PLAYGROUND_STYLE

@@ -68,18 +68,22 @@ def supported(digits: str, unit: str | None, numbers: list[float]) -> bool:
                for scale in SCALES[unit] for n in numbers)
 
 
+def output_text(outputs) -> str:
+    """The printed text of notebook outputs: streams and the textual parts of display data."""
+    texts = []
+    for out in outputs:
+        texts.append("".join(out.get("text", "")))
+        texts += ["".join(v) for k, v in out.get("data", {}).items()
+                  if k in ("text/plain", "text/html", "text/markdown", "text/latex")]
+    return "\n".join(texts)
+
+
 def notebook_texts(path: Path) -> tuple[str, str, str]:
     """(Markdown, printed outputs, code) of a notebook."""
     cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
     markdown = "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
     code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    outputs = []
-    for cell in cells:
-        for out in cell.get("outputs", []):
-            outputs.append("".join(out.get("text", "")))
-            outputs += ["".join(v) for k, v in out.get("data", {}).items()
-                        if k in ("text/plain", "text/html", "text/markdown", "text/latex")]
-    return markdown, "\n".join(outputs), code
+    return markdown, output_text(o for c in cells for o in c.get("outputs", [])), code
 
 
 def unsupported_numbers(path: Path) -> list[str]:

@@ -19,11 +19,19 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.notebook_client import notebook_client  # noqa: E402
-from scripts.prose_numbers import EXEMPT, _blank, notebook_file, printed_numbers, stated_numbers, supported  # noqa: E402
+from scripts.prose_numbers import (  # noqa: E402
+    EXEMPT,
+    _blank,
+    notebook_file,
+    output_text,
+    printed_numbers,
+    stated_numbers,
+    supported,
+)
 
 SOLUTION = re.compile(r"^(`{3,})\{solution\}\s+(\S+)[^\n]*\n(.*?)^\1[ \t]*$", re.S | re.M)
 CODE = re.compile(r"^(`{3,})python[ \t]*\n(.*?)^\1[ \t]*$", re.S | re.M)
-SCIENTIFIC = re.compile(r"(?<![\w.])(\d\.(\d+)e[-+]?\d+)\b")
+SCIENTIFIC = re.compile(r"(?<![\w.])(\d\.\d+e[-+]?\d+)\b")
 SECTION = re.compile(r"\b[Ss]ections? \d+(?:\.\d+)*")
 WHOLE = re.compile(r"(?<![\w.,\-])(\d{1,3}(?:,\d{3})+|\d{2,})(?![\w.,]*\d)")
 
@@ -75,14 +83,12 @@ def unsupported_solution_numbers(path: Path, timeout: int = 600) -> dict[str, li
               if o["output_type"] == "error"]
     if failed:
         raise RuntimeError(f"{path}: the chapter's own cells {failed} raised an error; fix them first")
-    text = lambda outputs: "\n".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))   # noqa: E731
-                                    for o in outputs)
-    quoted = printed_numbers(text(o for cell in client.nb.cells[:first] for o in cell.get("outputs", [])))
+    quoted = printed_numbers(output_text(o for cell in client.nb.cells[:first] for o in cell.get("outputs", [])))
     report = {}
     for k, (label, code, prose) in enumerate(found):
         outputs = client.nb.cells[first + k].outputs
         errors = [f"raised {o['ename']}: {o['evalue']}" for o in outputs if o["output_type"] == "error"]
-        numbers = printed_numbers(text(outputs)) + printed_numbers(code) + quoted
+        numbers = printed_numbers(output_text(outputs)) + printed_numbers(code) + quoted
         report[label] = errors + [digits.removesuffix(".0") + (unit if unit not in (None, "e") else "")
                          for digits, unit in stated(prose) if not holds(digits, unit, numbers)]
     return report
