@@ -303,7 +303,7 @@ def bert_finetuning() -> Figure:
     """Devlin et al. (2019), Figure 4: the four fine-tuning set-ups, what goes in and which output
     vectors a new output layer reads (C for a class, paragraph vectors for a span, every token's
     vector for tags)."""
-    fig, ax = _canvas(9.0, 6.3)
+    fig, ax = _canvas(9.0, 7.2)
     pair = ["[CLS]", "Tok 1", "…", "Tok N", "[SEP]", "Tok 1", "…", "Tok M"]
     pair_out = ["C", r"$T_1$", "…", r"$T_N$", r"$T_{[SEP]}$", r"$T'_1$", "…", r"$T'_M$"]
     single = ["[CLS]", "Tok 1", "Tok 2", "…", "Tok N", "[SEP]"]
@@ -314,23 +314,32 @@ def bert_finetuning() -> Figure:
         _arrow(ax, box.top, top.bottom)
         return top
 
-    outs = _finetune_panel(ax, 0.0, 3.3, "(a) Sentence-pair classification",
+    top = 4.2                                               # panels (a) and (b); (c) and (d) start at 0.9
+    outs = _finetune_panel(ax, 0.0, top, "(a) Sentence-pair classification",
                            "MNLI, QQP, QNLI, STS-B, MRPC, RTE, SWAG", pair, pair_out, [0],
                            [(1, 3, "sentence 1"), (5, 7, "sentence 2")])
     label(outs[0], "class label", 0.9)
-    outs = _finetune_panel(ax, 4.6, 3.3, "(b) Single-sentence classification", "SST-2, CoLA",
+    outs = _finetune_panel(ax, 4.6, top, "(b) Single-sentence classification", "SST-2, CoLA",
                            single, single_out, [0], [(1, 4, "one sentence")])
     label(outs[0], "class label", 0.9)
-    outs = _finetune_panel(ax, 0.0, 0.0, "(c) Question answering", "SQuAD v1.1", pair, pair_out,
+    outs = _finetune_panel(ax, 0.0, 0.9, "(c) Question answering", "SQuAD v1.1", pair, pair_out,
                            [5, 6, 7], [(1, 3, "question"), (5, 7, "paragraph")])
     span = _box(ax, outs[6].x, outs[6].y + 0.6, 1.46, 0.34, "start / end of span", "output",
                 size=SMALL)
     for k in (5, 7):
         _arrow(ax, outs[k].top, (outs[k].x, span.bottom[1]))
-    outs = _finetune_panel(ax, 4.6, 0.0, "(d) Single-sentence tagging", "CoNLL-2003 NER", single,
+    outs = _finetune_panel(ax, 4.6, 0.9, "(d) Single-sentence tagging", "CoNLL-2003 NER", single,
                            single_out, [1, 2, 4], [(1, 4, "one sentence")])
     for k, tag in ((1, "O"), (2, "B-PER"), (4, "O")):
         label(outs[k], tag)
+    shapes = ("Shapes, for B sequences of T pieces, hidden size H and K labels: BERT returns one vector per piece, "
+              "(B, T, H).\n"
+              "(a), (b): C, the [CLS] vector (B, H), through the pooler (H, H) and tanh, then a new layer (H, K): "
+              "class scores (B, K).\n"
+              "(c): every vector through a new layer (H, 2): start and end scores (B, T) each, "
+              "a span read from paragraph pieces only.\n"
+              "(d): every vector through a new layer (H, K): tag scores (B, T, K).")
+    ax.text(0.1, 0.45, shapes, fontsize=SMALL, ha="left", va="center", color=TEXT, linespacing=1.5)
     return fig
 
 
