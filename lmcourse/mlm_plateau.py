@@ -1,10 +1,12 @@
-"""Chapter 9's plateau: why a tiny BERT can sit at the unigram line, and what lets it leave.
+"""Chapter 9's plateau: a tiny BERT that sits at the unigram line, and a start that lets it leave.
 
 At a [MASK]ed position the input says nothing about the answer, so whatever the model knows there
-must come through attention from the neighbours. A BERT whose learned position table starts random
-(BERT's own recipe) must discover which positions are near each other before attention can pick out
-the neighbours; until then it predicts the same frequent pieces at every [MASK], the unigram
-distribution. Here the first ``SETTINGS["steps"]`` steps of the course's BERT recipe
+must come through attention from the neighbours. Our reading: a BERT whose learned position table
+starts random (BERT's own recipe) must discover which positions are near each other before attention
+can pick out the neighbours; until then it predicts the same frequent pieces at every [MASK], the
+unigram distribution. The sinusoidal start differs from the random one in more than neighbourliness
+(its rows are longer and share a common direction), and these runs compare the two starts as wholes,
+not which difference matters. Here the first ``SETTINGS["steps"]`` steps of the course's BERT recipe
 (:data:`lmcourse.pretrain.RECIPES`) run twice per seed, once with the recipe's sinusoidal start of
 the position table and once with a random one, everything else equal, recording the held-out
 masked-LM loss every 100 steps; the sinusoidal start with seed 0 is the shipped checkpoint's own
