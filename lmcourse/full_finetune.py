@@ -44,6 +44,7 @@ from lmcourse.finetune import (
 )
 from lmcourse.label_curve import bag_of_words_accuracy, mean_vectors, probe_accuracy
 from lmcourse.parallel import parallel_map
+from lmcourse.rate_search import best_rate, search
 from lmcourse.seed import set_seed
 from lmcourse.tokenize import WordPieceTokenizer
 from lmcourse.train import evaluate_loss, save_record
@@ -65,8 +66,6 @@ SETTINGS = {"train_pairs": 128, "dev_pairs": 200, "test_pairs": 200, "batch_size
                                "frozen + head": [3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
                                "frozen + head, mean pooling": [3e-4, 1e-3, 3e-3, 1e-2, 3e-2],
                                "from scratch": [5e-5, 1e-4, 3e-4]}}
-#: how many times an arm's grid may grow past its best rate before the test runs use the best so far
-MAX_WIDENINGS = 3
 RESULTS = Path(__file__).parent / "checkpoints" / "full_finetune.json"
 
 
@@ -141,23 +140,13 @@ def dev_accuracies(runs: list[dict]) -> dict[str, dict[float, float]]:
 
 def chosen_rates(runs: list[dict]) -> dict[str, float]:
     """Each arm's learning rate with the best mean development accuracy (the smallest on a tie)."""
-    return {arm: max(means, key=lambda lr: means[lr]) for arm, means in dev_accuracies(runs).items()}
-
-
-def widened(rates: list[float], best: float) -> float | None:
-    """The next rate past the end of ``rates`` (ascending) where ``best`` lies, at the ratio of the last
-    two; None if ``best`` has a smaller and a larger rate beside it."""
-    if best == rates[0]:
-        return rates[0] * rates[0] / rates[1]
-    if best == rates[-1]:
-        return rates[-1] * rates[-1] / rates[-2]
-    return None
+    return {arm: best_rate(means) for arm, means in dev_accuracies(runs).items()}
 
 
 def experiment(encoder: BertModel, tokenizer: WordPieceTokenizer, processes: int | None = None,
                done: list[dict] = ()) -> list[dict]:
-    """Every run of :data:`SETTINGS`, side by side: the development grid, widened (:func:`widened`, up to
-    :data:`MAX_WIDENINGS` times) for an arm whose best rate lies at an end of it, then the chosen rates on
+    """Every run of :data:`SETTINGS`, side by side: the development grid, widened
+    (:func:`lmcourse.rate_search.search`) for an arm whose best rate lies at an end of it, then the chosen rates on
     the test pairs; the baselines' test accuracies come last, one record each (``arm`` its name, ``seed``
     None). A run in ``done`` (an earlier record's, made with the same settings) is reused, not repeated."""
     splits = pair_splits(SETTINGS["train_pairs"], SETTINGS["dev_pairs"], SETTINGS["test_pairs"])
@@ -171,15 +160,16 @@ def experiment(encoder: BertModel, tokenizer: WordPieceTokenizer, processes: int
                                                 desc=desc)))
         return [known[job] for job in jobs]
 
-    dev_job = lambda arm, lr: [(arm, lr, seed, "dev") for seed in SETTINGS["dev_seeds"]]   # noqa: E731
-    runs = runs_of([job for arm, rates in SETTINGS["learning_rates"].items() for lr in rates
-                    for job in dev_job(arm, lr)], "development runs")
-    for _ in range(MAX_WIDENINGS):
-        wider = {arm: widened(list(means), max(means, key=means.get)) for arm, means in dev_accuracies(runs).items()}
-        jobs = [job for arm, lr in wider.items() if lr is not None for job in dev_job(arm, float(f"{lr:.3g}"))]
-        if not jobs:
-            break
-        runs += runs_of(jobs, "development runs, grids widened")
+    dev_runs = []
+
+    def dev_scores(jobs):                       # (arm, rate) -> mean development accuracy over the dev seeds
+        runs = runs_of([(arm, lr, seed, "dev") for arm, lr in jobs for seed in SETTINGS["dev_seeds"]],
+                       "development runs")
+        dev_runs.extend(runs)
+        return [float(np.mean([r["accuracy"] for r in runs if (r["arm"], r["lr"]) == job])) for job in jobs]
+
+    search(dev_scores, SETTINGS["learning_rates"])
+    runs = dev_runs
     rates = chosen_rates(runs)
     runs += runs_of([(arm, rates[arm], seed, "test") for arm in ARMS for seed in SETTINGS["seeds"]], "test runs")
     runs += [{"arm": name, "lr": None, "seed": None, "split": "test", "accuracy": round(acc, 4)}

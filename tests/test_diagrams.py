@@ -11,10 +11,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
+import torch  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from lmcourse import diagrams  # noqa: E402
+from lmcourse.bert import BertConfig, BertForPreTraining, mask_predict  # noqa: E402
 from lmcourse.diagrams import DIAGRAMS  # noqa: E402
+from lmcourse.head_study import PAIRS, split_pairs  # noqa: E402
 
 #: non-default settings that change a diagram's layout, drawn as well as the defaults
 VARIANTS = [
@@ -64,6 +67,9 @@ VARIANTS = [
     ("gpt_input_transformations", {"choices": 4}),
     ("wordpiece_segmentation", {"word": "playing"}),
     ("wordpiece_segmentation", {"word": "tokenization"}),
+    ("mask_predict_rounds", {"iterations": 1}),
+    ("mask_predict_rounds", {"blanks": 2, "iterations": 10}),
+    ("mask_predict_rounds", {"blanks": 5, "iterations": 3}),
     ("sliding_windows", {"stride": 40}),
     ("sliding_windows", {"window": 60, "stride": 10}),
     ("sliding_windows", {"window": 30, "stride": 30}),
@@ -127,6 +133,12 @@ BAD = [
     ("wordpiece_segmentation", {"word": "Unaffable"}, ValueError, "word"),
     ("wordpiece_segmentation", {"word": "embeddings"}, ValueError, "word"),
     ("wordpiece_segmentation", {"word": 3}, TypeError, "word"),
+    ("mask_predict_rounds", {"blanks": 1}, ValueError, "blanks"),
+    ("mask_predict_rounds", {"blanks": 9}, ValueError, "blanks"),
+    ("mask_predict_rounds", {"blanks": 8.0}, TypeError, "blanks"),
+    ("mask_predict_rounds", {"iterations": 0}, ValueError, "iterations"),
+    ("mask_predict_rounds", {"iterations": 11}, ValueError, "iterations"),
+    ("mask_predict_rounds", {"iterations": True}, TypeError, "iterations"),
     ("sliding_windows", {"window": 20}, ValueError, "window"),
     ("sliding_windows", {"stride": 50}, ValueError, "stride"),
     ("sliding_windows", {"window": 60, "stride": 5}, ValueError, "stride"),
@@ -231,3 +243,38 @@ def test_probe_procedure_draws_its_folds_and_partitions(folds):
     # the verdicts are robust_verdict's four, and the change it tries is the chapter's two occurrences
     assert sum(t.split(":")[0] in ("ahead", "within", "behind") for t in texts) == 3
     assert any(t.endswith("unresolved") for t in texts) and any("change of 2\noccurrences" in t for t in texts)
+
+
+@pytest.mark.parametrize(("blanks", "iterations"), [(8, 8), (5, 3), (2, 10), (3, 1)])
+def test_mask_predict_rounds_draws_the_schedule_of_mask_predict(blanks, iterations):
+    torch.manual_seed(0)
+    model = BertForPreTraining(BertConfig(vocab_size=20, d_model=8, num_layers=1, num_heads=2, d_ff=16, max_len=16,
+                                          dropout=0.0), device="cpu").eval()
+    mask_id, masked = 4, []                                 # the [MASK]s of every forward pass mask_predict makes
+    with torch.no_grad():
+        model.mlm_decoder.bias[mask_id] = -1e4              # so that no guess is itself a [MASK]
+    model.register_forward_pre_hook(lambda module, args: masked.append(int((args[0] == mask_id).sum())))
+    ids = torch.tensor([2, 5, 6, 7] + [mask_id] * blanks + [3])
+    mask_predict(model, ids, list(range(4, 4 + blanks)), mask_id, iterations)
+    fig = DIAGRAMS["mask_predict_rounds"](blanks=blanks, iterations=iterations)
+    try:
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    finally:
+        plt.close(fig)
+    counts = [t.removeprefix("guesses ").split(", re-masks ") for t in texts if t.startswith("guesses ")]
+    assert [int(g) for g, _ in counts] == masked           # each round guesses the blanks its input masks
+    assert [int(n) for _, n in counts] == masked[1:] + [0]  # and re-masks those the next round guesses
+
+
+def test_head_study_design_draws_the_study_of_the_module():
+    fig = DIAGRAMS["head_study_design"]()
+    try:
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    finally:
+        plt.close(fig)
+    choose, held_out = split_pairs(len(PAIRS))
+    assert f"{len(PAIRS)} pairs" in texts
+    assert f"choosing half: {len(choose)} pairs" in texts and f"held-out half: {len(held_out)} pairs" in texts
+    # the sentence of the first pair as MiniLM cuts it: 15 pieces, so 12 rows besides 'it' and the two nouns
+    assert any(t.startswith("the rows of the other 12 tokens") for t in texts)
+    assert {"too tired: it = the animal", "too wide: it = the street"} <= set(texts)

