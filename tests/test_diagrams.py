@@ -278,3 +278,14 @@ def test_head_study_design_draws_the_study_of_the_module():
     # the sentence of the first pair as MiniLM cuts it: 15 pieces, so 12 rows besides 'it' and the two nouns
     assert any(t.startswith("the rows of the other 12 tokens") for t in texts)
     assert {"too tired: it = the animal", "too wide: it = the street"} <= set(texts)
+
+
+@pytest.mark.parametrize("name", ["lstm_cell", "gru_cell"])
+def test_recurrent_cells_write_their_tensor_shapes(name):
+    fig = DIAGRAMS[name]()
+    try:
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    finally:
+        plt.close(fig)
+    assert texts.count("(B, H)") >= 2 and "(B, I)" in texts             # the states in and out, the input
+    assert any("(B, H + I)" in t for t in texts) and any("(H + I, H) → (B, H)" in t for t in texts)

@@ -74,14 +74,27 @@ def test_rnn_bptt_refuses_autograd():
             check("ch04-rnn-bptt", cheat)
 
 
-def test_clip_global_norm_reference_passes_and_per_tensor_clipping_fails():
-    def clip(grads, max_norm):
-        total = torch.sqrt(sum((g ** 2).sum() for g in grads))
-        return [g * min(1.0, max_norm / (float(total) + 1e-12)) for g in grads]
+def _clip(grads, max_norm, per_tensor=False, by_value=False, always=False, norm_after=False, unguarded=False):
+    total = torch.sqrt(sum((g ** 2).sum() for g in grads))
+    if by_value:
+        return [g.clamp(-max_norm, max_norm) for g in grads], float(total)
+    if per_tensor:
+        return [g * min(1.0, max_norm / float(g.norm())) for g in grads], float(total)
+    if unguarded:                                   # 0 / 0 for an all-zero gradient
+        return [g / total * torch.clamp(total, max=max_norm) for g in grads], float(total)
+    scale = max_norm / (float(total) + 1e-6)         # always: scaled up to max_norm too, not only down
+    clipped = [g * (scale if always else min(1.0, scale)) for g in grads]
+    return clipped, float(torch.sqrt(sum((g ** 2).sum() for g in clipped))) if norm_after else float(total)
 
-    def clip_each(grads, max_norm):
-        return [g * min(1.0, max_norm / float(g.norm())) for g in grads]
 
-    assert check("ch04-clip-global-norm", clip) == "ch04-clip-global-norm: all 3 checks passed"
-    with pytest.raises(AssertionError, match="global norm"):
-        check("ch04-clip-global-norm", clip_each)
+def test_clip_global_norm_reference_passes_and_plausible_mistakes_fail():
+    assert check("ch04-clip-global-norm", _clip) == "ch04-clip-global-norm: all 4 checks passed"
+    for mistake in ({"per_tensor": True}, {"by_value": True}, {"always": True}):
+        with pytest.raises(AssertionError, match="same factor"):
+            check("ch04-clip-global-norm", lambda g, m, mistake=mistake: _clip(g, m, **mistake))
+    with pytest.raises(AssertionError, match="before clipping"):
+        check("ch04-clip-global-norm", lambda g, m: _clip(g, m, norm_after=True))
+    with pytest.raises(AssertionError, match="no division by zero"):
+        check("ch04-clip-global-norm", lambda g, m: _clip(g, m, unguarded=True))
+    with pytest.raises(AssertionError, match="a pair"):
+        check("ch04-clip-global-norm", lambda g, m: _clip(g, m)[0])

@@ -69,20 +69,23 @@ def rnn_unrolled(*, steps: int = 4) -> Figure:
 
 
 def _cell_inputs(ax: Axes, bus_to: float, y_bus: float, h_from: tuple[float, float] | None) -> None:
-    """The input bus of an LSTM or GRU cell: x_t from below joins h_{t-1} into [h_{t-1}, x_t].
+    """The input bus of an LSTM or GRU cell: x_t (B, I) from below joins h_{t-1} (B, H) into
+    [h_{t-1}, x_t] (B, H + I).
 
     ``h_from``: where h_{t-1} comes down from (GRU); None brings it in from the left (LSTM).
     """
     if h_from is None:
         _text(ax, 0.7, y_bus, r"$h_{t-1}$", size=12, ha="right")
+        _text(ax, 0.7, y_bus - 0.27, "(B, H)", size=SMALL, ha="right")
         _arrow(ax, (0.75, y_bus), (1.3, y_bus), head=False)
     else:
         _arrow(ax, h_from, (h_from[0], y_bus), (1.3, y_bus), head=False)
     _arrow(ax, (1.3, y_bus - 0.6), (1.3, y_bus), head=False)
     _text(ax, 1.3, y_bus - 0.65, r"$x_t$", size=12, va="top")
+    _text(ax, 1.45, y_bus - 0.75, "(B, I)", size=SMALL, ha="left")
     _dot(ax, 1.3, y_bus)
     _arrow(ax, (1.3, y_bus), (bus_to, y_bus), head=False)
-    _text(ax, 1.45, y_bus - 0.07, r"$[h_{t-1}, x_t]$", size=11, ha="left", va="top")
+    _text(ax, 1.45, y_bus - 0.07, r"$[h_{t-1}, x_t]$  (B, H + I)", size=11, ha="left", va="top")
 
 
 def _gate(ax: Axes, x: float, y: float, name: str, fn: str, y_bus: float) -> Box:
@@ -97,7 +100,7 @@ def _gate(ax: Axes, x: float, y: float, name: str, fn: str, y_bus: float) -> Box
 def lstm_cell(*, equations: bool = True) -> Figure:
     """One LSTM step (Hochreiter & Schmidhuber, 1997, with the forget gate of Gers et al., 2000):
     forget, input and output gates, the candidate, and the cell-state highway that only pointwise
-    × and + touch."""
+    × and + touch; shapes for a batch of B, input size I and hidden size H."""
     check_type(equations, "equations", bool)
     fig, ax = _canvas(8.0, 5.7 if equations else 4.55)
     up = 1.15 if equations else 0.0
@@ -112,10 +115,12 @@ def lstm_cell(*, equations: bool = True) -> Figure:
     tanh_c = _box(ax, 6.3, y_c - 0.55, 0.6, 0.32, "tanh", "op", size=SMALL)
     highway = dict(color="#007A5A", lw=2.6)
     _text(ax, 0.7, y_c, r"$c_{t-1}$", size=12, ha="right")
+    _text(ax, 0.7, y_c - 0.27, "(B, H)", size=SMALL, ha="right")
     _arrow(ax, (0.75, y_c), times_f.left, **highway)
     _arrow(ax, times_f.right, plus.left, **highway)
     _arrow(ax, plus.right, (7.45, y_c), **highway)
     _text(ax, 7.5, y_c, r"$c_t$", size=12, ha="left")
+    _text(ax, 7.5, y_c - 0.27, "(B, H)", size=SMALL, ha="left")
     _text(ax, 4.85, y_c + 0.3, "cell state: a highway that only × and + touch", size=SMALL, italic=True)
     _edge(ax, f.top, times_f.bottom, r"$f_t$", size=12)
     _edge(ax, i.top, times_i.bottom, r"$i_t$", side="left", size=12)
@@ -127,6 +132,9 @@ def lstm_cell(*, equations: bool = True) -> Figure:
     _arrow(ax, tanh_c.bottom, times_o.top)
     _arrow(ax, times_o.right, (7.45, times_o.y))
     _text(ax, 7.5, times_o.y, r"$h_t$", size=12, ha="left")
+    _text(ax, 7.5, times_o.y - 0.27, "(B, H)", size=SMALL, ha="left")
+    _text(ax, 2.55, y_bus - 0.55, "each gate: (B, H + I) @ (H + I, H) → (B, H); "
+          r"$f_t, i_t, g_t, o_t$ all (B, H)", size=SMALL, ha="left")
     _text(ax, 0.1, y_c + 0.65, "LSTM cell (forget gate: Gers et al., 2000)", size=TITLE, bold=True,
           ha="left")
     if equations:
@@ -142,7 +150,8 @@ def lstm_cell(*, equations: bool = True) -> Figure:
 @diagram
 def gru_cell(*, equations: bool = True) -> Figure:
     """One GRU step (Cho et al., 2014): reset and update gates, the candidate state, and the new
-    state as a gated mix of the old state and the candidate."""
+    state as a gated mix of the old state and the candidate; shapes for a batch of B, input size I
+    and hidden size H."""
     check_type(equations, "equations", bool)
     fig, ax = _canvas(8.0, 5.5 if equations else 4.7)
     up = 0.8 if equations else 0.0
@@ -162,6 +171,10 @@ def gru_cell(*, equations: bool = True) -> Figure:
     _arrow(ax, times_old.right, plus.left)
     _arrow(ax, plus.right, (7.45, y_h))
     _text(ax, 7.5, y_h, r"$h_t$", size=12, ha="left")
+    _text(ax, 7.5, y_h - 0.27, "(B, H)", size=SMALL, ha="left")
+    _text(ax, 0.7, y_h - 0.27, "(B, H)", size=SMALL, ha="right")
+    _text(ax, 2.1, y_bus - 0.55, "reset and update gates: (B, H + I) @ (H + I, H) → (B, H); "
+          r"$r_t, z_t, \tilde{h}_t$ all (B, H)", size=SMALL, ha="left")
     _dot(ax, 0.95, y_r)
     _arrow(ax, (0.95, y_r), times_r.left)
     _edge(ax, r.top, times_r.bottom, r"$r_t$", side="left", size=12)

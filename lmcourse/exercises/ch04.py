@@ -45,22 +45,33 @@ def rnn_bptt(candidate) -> int:
 
 
 def clip_global_norm(candidate) -> int:
-    """``candidate(grads, max_norm) -> list of tensors`` vs torch.nn.utils.clip_grad_norm_."""
+    """``candidate(grads, max_norm) -> (clipped, norm)``: clipping by the global norm, by hand. ``grads`` is a
+    list of tensors; ``norm`` is the norm of all of them together before clipping, and ``clipped`` a list of
+    the same tensors each multiplied by min(1, max_norm / norm). Compared with
+    ``torch.nn.utils.clip_grad_norm_`` on gradients of three shapes (global norm about 21) at two thresholds
+    below their norm and one above it, and on an all-zero gradient."""
     torch.manual_seed(0)
-    grads = [torch.randn(3, 4) * 5, torch.randn(7) * 5]
-    params = [nn.Parameter(torch.zeros_like(g)) for g in grads]
-    for p, g in zip(params, grads):
-        p.grad = g.clone()
-    nn.utils.clip_grad_norm_(params, 1.0)
-    out = candidate([g.clone() for g in grads], 1.0)
-    assert isinstance(out, (list, tuple)) and len(out) == len(grads), "return one tensor per gradient"
-    total = torch.sqrt(sum((g ** 2).sum() for g in out))
-    assert abs(float(total) - 1.0) < 1e-4, f"after clipping to 1.0 the global norm must be 1.0, got {float(total):.4f}"
-    for o, p in zip(out, params):
-        assert torch.allclose(o, p.grad, atol=1e-6), \
-            ("every gradient must be scaled by the same factor max_norm / (global norm); "
-             "did you clip each tensor separately?")
-    small = [torch.full((2,), 0.1)]
-    kept = candidate([g.clone() for g in small], 1.0)
-    assert torch.allclose(kept[0], small[0]), "a gradient whose norm is already below max_norm must stay unchanged"
-    return 3
+    grads = [torch.randn(3, 4) * 5, torch.randn(7) * 5, torch.randn(2, 2, 2)]
+    thresholds = (0.5, 3.0, 1e3)
+    for max_norm in thresholds:
+        params = [nn.Parameter(torch.zeros_like(g)) for g in grads]
+        for p, g in zip(params, grads, strict=True):
+            p.grad = g.clone()
+        norm = float(nn.utils.clip_grad_norm_(params, max_norm))
+        out = candidate([g.clone() for g in grads], max_norm)
+        assert isinstance(out, tuple) and len(out) == 2, \
+            "return a pair: (the clipped gradients, the norm before clipping)"
+        clipped, total = out
+        assert isinstance(clipped, (list, tuple)) and len(clipped) == len(grads), "return one tensor per gradient"
+        assert abs(float(total) - norm) <= 1e-5 * norm, \
+            (f"the norm before clipping is {norm:.4f} (the norm of all the gradients together, as one vector), "
+             f"got {float(total):.4f}")
+        for o, p in zip(clipped, params, strict=True):
+            assert isinstance(o, torch.Tensor) and o.shape == p.grad.shape, "each clipped gradient keeps its shape"
+            assert torch.allclose(o, p.grad, rtol=1e-5, atol=1e-7), \
+                (f"at max_norm={max_norm:g} every gradient must be multiplied by the same factor "
+                 "min(1, max_norm / global norm); did you clip each tensor separately, or cut single entries?")
+    zero, total = candidate([torch.zeros(4)], 1.0)
+    assert float(total) == 0.0 and torch.equal(zero[0], torch.zeros(4)), \
+        "an all-zero gradient has norm 0 and must stay zero (no division by zero)"
+    return len(thresholds) + 1
