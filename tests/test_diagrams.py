@@ -53,6 +53,8 @@ VARIANTS = [
     ("luong_attention", {"shapes": False}),
     ("path_length", {"tokens": 3}),
     ("path_length", {"tokens": 6}),
+    ("two_position_model", {"heads": 1}),
+    ("two_position_model", {"heads": 4}),
     ("what_each_model_sees", {"position": 1, "matrices": False}),
     ("decoder_only", {"shapes": False}),
     ("gpt_block", {"shapes": False}),
@@ -114,6 +116,8 @@ BAD = [
     ("luong_attention", {"shapes": "no"}, TypeError, "shapes"),
     ("path_length", {"tokens": 7}, ValueError, "tokens"),
     ("path_length", {"tokens": 4.0}, TypeError, "tokens"),
+    ("two_position_model", {"heads": 5}, ValueError, "heads"),
+    ("two_position_model", {"heads": 2.0}, TypeError, "heads"),
     ("transformer_layers", {"shapes": 0}, TypeError, "shapes"),
     ("transformer_model", {"shapes": "yes"}, TypeError, "shapes"),
     ("teacher_forcing", {"steps": 1}, ValueError, "steps"),
@@ -289,3 +293,19 @@ def test_recurrent_cells_write_their_tensor_shapes(name):
         plt.close(fig)
     assert texts.count("(B, H)") >= 2 and "(B, I)" in texts             # the states in and out, the input
     assert any("(B, H + I)" in t for t in texts) and any("(H + I, H) → (B, H)" in t for t in texts)
+
+
+@pytest.mark.parametrize("heads", [1, 2, 4])
+def test_two_position_model_writes_the_shapes_of_the_model(heads):
+    from lmcourse.multihead_task import TwoPositionModel
+    model = TwoPositionModel(10, 16, 32, heads)
+    logits, weights = model(torch.zeros(3, 16, dtype=torch.long), need_weights=True)
+    fig = DIAGRAMS["two_position_model"](heads=heads)
+    try:
+        texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    finally:
+        plt.close(fig)
+    # the drawn shapes are the module's: weights (B, h, T, T), logits (B, T, K), d_hidden between them
+    assert tuple(weights.shape) == (3, heads, 16, 16) and f"(B, {heads}, T, T)" in texts
+    assert tuple(logits.shape) == (3, 16, 10) and "(B, T, K)" in texts
+    assert model.hidden.out_features == 64 and any("d_hidden = 64" in t for t in texts)

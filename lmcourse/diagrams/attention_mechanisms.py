@@ -1,5 +1,6 @@
-"""Diagrams for chapter 6: encoder-decoder RNNs without and with attention, and scaled dot-product
-and multi-head attention."""
+"""Diagrams for chapter 6: encoder-decoder RNNs without and with attention, scaled dot-product and
+multi-head attention, masks, path length, the two-position tasks and their model, and the choice of a
+pronoun head."""
 from collections.abc import Sequence
 from itertools import pairwise
 
@@ -8,8 +9,10 @@ from matplotlib.figure import Figure
 
 from lmcourse.diagrams._drawing import (
     ACCENT,
+    EDGE,
     FONT,
     SMALL,
+    TEXT,
     TITLE,
     Box,
     _arrow,
@@ -318,4 +321,201 @@ def path_length(*, tokens: int = 5) -> Figure:
     _arrow(ax, inp[0].top, outs[-1].bottom, color=ACCENT, lw=2.0)
     _text(ax, 6.75, 2.35, f"one step: $z_{tokens}$ reads $x_1$ directly, whatever T is\n"
           "(grey: the other keys it reads)", size=SMALL, va="bottom", color=ACCENT)
+    return fig
+
+
+@diagram
+def two_position_model(*, heads: int = 2) -> Figure:
+    """:class:`lmcourse.multihead_task.TwoPositionModel` with ``heads`` heads: token embeddings plus
+    learned positions, one causal multi-head self-attention layer, a ReLU layer and a linear
+    read-out, trained with cross-entropy at every position that has a target; tensor shapes on the
+    edges. There is no residual connection and no LayerNorm."""
+    check_int(heads, "heads", minimum=1, maximum=4)
+    fig, ax = _canvas(9.0, 5.95)
+    _text(ax, 0.1, 5.75, f"TwoPositionModel: one causal self-attention layer, h = {heads} "
+          f"head{'s' if heads > 1 else ''}", size=TITLE, bold=True, ha="left")
+    col, w = 2.55, 3.3
+    x = _box(ax, col, 0.45, 1.6, 0.42, "token ids x", "input")
+    _text(ax, col + 0.95, 0.45, "(B, T)", size=SMALL, ha="left")
+    embed = _box(ax, col - 0.85, 1.45, 1.6, 0.5, "token embedding\n(num_inputs, d_model)", "embedding", size=SMALL)
+    position = _box(ax, col + 0.95, 1.45, 1.6, 0.5, "learned positions\n(T, d_model)", "embedding", size=SMALL)
+    _arrow(ax, x.top, (x.x, 0.95), (embed.x, 0.95), embed.bottom)
+    plus = _node(ax, col, 2.3, "+")
+    _arrow(ax, embed.top, (embed.x, plus.y), plus.left)
+    _arrow(ax, position.top, (position.x, plus.y), plus.right)
+    if heads > 1:
+        att = _stack(ax, col, 3.25, w, 0.5, f"causal self-attention, {heads} heads", "attention", depth=heads - 1)
+    else:
+        att = _box(ax, col, 3.25, w, 0.5, "causal self-attention, 1 head", "attention")
+    _edge(ax, plus.top, att.bottom, "h: (B, T, d_model)")
+    hidden = _box(ax, col, 4.2, w, 0.46, "Linear d_model → d_hidden, ReLU", "feedforward")
+    _edge(ax, att.top, hidden.bottom, "z: (B, T, d_model)", side="left")
+    out = _box(ax, col, 5.05, w, 0.46, "Linear d_hidden → K: logits", "output")
+    _edge(ax, hidden.top, out.bottom, "(B, T, d_hidden)", side="left")
+    _text(ax, col, out.top[1] + 0.08, "(B, T, K)", size=SMALL, va="bottom")
+    # the attention weights, read by the chapter's plots, not by the model
+    weights = _box(ax, 6.55, att.y, 1.5, 0.42, "attention weights", "attention", size=SMALL, dashed=True)
+    _edge(ax, (att.right[0] + 0.07 * min(heads - 1, 2), att.y), weights.left, f"(B, {heads}, T, T)", side="above",
+          dashed=True)
+    loss = _box(ax, 6.55, out.y, 2.0, 0.46, "cross-entropy with y", "output", size=SMALL)
+    _arrow(ax, out.right, loss.left)
+    _text(ax, loss.x, loss.bottom[1] - 0.06, "y: (B, T); positions without\na target (IGNORE) are skipped",
+          size=SMALL, va="top")
+    notes = (f"Each head has width d_model / h = d_model / {heads}. Side by\n"
+             "side the heads fill one (d_model, d_model) matrix per\n"
+             "projection, so the parameters do not depend on h.\n\n"
+             "No residual connection, no LayerNorm: the ReLU layer\n"
+             "sees only what attention gathered; even the token at t\n"
+             "reaches it only through the weight t puts on itself.\n\n"
+             "In this chapter: T = 16, d_model = 32, d_hidden = 64,\n"
+             "K = 10; 10 input ids (digits) or 30 (coloured digits).")
+    _text(ax, 4.75, 1.55, notes, size=SMALL, ha="left")
+    return fig
+
+
+#: the colours of the coloured-digit task, drawn on the digits themselves (strong Okabe-Ito hues)
+_DIGIT_COLOURS = {"red": ACCENT, "blue": "#0072B2", "plain": TEXT}
+
+
+def _digit_row(ax: Axes, digits: Sequence[tuple[int, str]], xs: Sequence[float], y: float) -> list[Box]:
+    """One token box per (digit, colour), the digit in its colour with the colour's name beneath."""
+    boxes = []
+    for (digit, colour), x in zip(digits, xs, strict=True):
+        box = _box(ax, x, y, 0.5, 0.56, "", "input", lw=1.8 if colour != "plain" else 1.0)
+        _text(ax, x, y + 0.09, str(digit), size=12, bold=True, color=_DIGIT_COLOURS[colour])
+        _text(ax, x, y - 0.17, colour, size=8, color=_DIGIT_COLOURS[colour])
+        boxes.append(box)
+    return boxes
+
+
+def _read(ax: Axes, source: Box, target: Box, level: float, color: str, *, shift: float = 0.0) -> None:
+    """An arrow from above ``source`` up to ``level``, across, and down onto ``target`` (``shift``
+    inches right of its centre)."""
+    x = target.x + shift
+    _arrow(ax, source.top, (source.x, level), (x, level), (x, target.top[1]), color=color, lw=1.5)
+
+
+@diagram
+def coloured_digit_task() -> Figure:
+    """The two tasks of :mod:`lmcourse.multihead_task` that need two positions at once: (a) two fixed
+    offsets, y_t = (x_{t-1} - x_{t-3}) mod 10; (b) two positions that move, y_t = (latest red digit -
+    latest blue digit) mod 10; (c) the two kinds of crossed position, where a score made of a colour
+    term plus a recency term ranks the two latest tokens first only by favouring one colour."""
+    fig, ax = _canvas(9.0, 8.5)
+    pitch = 0.62
+    # (a) fixed offsets
+    _text(ax, 0.1, 8.3, r"(a) two fixed positions: $y_t = (x_{t-1} - x_{t-3})$ mod 10, at every $t$",
+          size=FONT, bold=True, ha="left")
+    digits = [(4, "plain"), (7, "plain"), (1, "plain"), (9, "plain"), (3, "plain"), (5, "plain"), (2, "plain")]
+    row = _digit_row(ax, digits, [0.6 + pitch * k for k in range(len(digits))], 7.2)
+    for k, box in enumerate(row):
+        offset = len(row) - 1 - k
+        _text(ax, box.x, 6.8, "t" if offset == 0 else f"t−{offset}", size=SMALL)
+    target = _box(ax, 6.2, 7.2, 2.6, 0.5, r"$y_t$ = (5 − 9) mod 10 = 6", "output", size=SMALL)
+    _read(ax, row[-2], target, 7.75, EDGE, shift=-0.2)     # the nearer source on the lower line: no crossing
+    _read(ax, row[-4], target, 7.9, EDGE, shift=0.2)
+    _arrow(ax, row[-1].right, target.left, dashed=True)
+    _text(ax, 5.0, 6.75, "the same two offsets in every sequence: one fixed\npattern of weights can read both",
+          size=SMALL, ha="left", va="top")
+    _divider(ax, (0.1, 6.15), (8.9, 6.15))
+    # (b) moving positions
+    _text(ax, 0.1, 5.9, r"(b) two positions that move: $y_t$ = (latest red digit − latest blue digit) mod 10",
+          size=FONT, bold=True, ha="left")
+    digits = [(4, "plain"), (7, "red"), (2, "blue"), (5, "plain"), (9, "red"), (1, "plain"), (3, "blue"),
+              (8, "plain"), (6, "plain")]
+    row = _digit_row(ax, digits, [0.6 + pitch * k for k in range(len(digits))], 4.75)
+    target = _box(ax, 7.35, 4.75, 2.5, 0.5, r"$y_t$ = (9 − 3) mod 10 = 6", "output", size=SMALL)
+    _read(ax, row[4], target, 5.35, _DIGIT_COLOURS["red"], shift=0.2)
+    _read(ax, row[6], target, 5.2, _DIGIT_COLOURS["blue"], shift=-0.2)
+    for box, label, colour in ((row[4], "latest\nred", "red"), (row[6], "latest\nblue", "blue"),
+                               (row[-1], "t", "plain")):
+        _text(ax, box.x, 4.35, label, size=SMALL, va="top", color=_DIGIT_COLOURS[colour])
+    _text(ax, (row[1].x + row[2].x) / 2, 4.35, "older red and\nblue: ignored", size=SMALL, va="top")
+    _text(ax, 6.1, 4.35, "which positions to read depends\non the colours of the sequence;\n"
+          "until both colours have appeared\nthere is no target", size=SMALL, ha="left", va="top")
+    _divider(ax, (0.1, 3.15), (8.9, 3.15))
+    # (c) the two kinds of crossing
+    _text(ax, 0.1, 2.9, "(c) crossed positions: an older token of one colour lies after the latest of the other",
+          size=FONT, bold=True, ha="left")
+    kinds = ((("blue", "red"), "the older red 5 lies after the latest blue 2: recency ranks it\n"
+                               "above the 2, so the colour term must favour blue"),
+             (("red", "blue"), "the older blue 5 lies after the latest red 2: recency ranks it\n"
+                               "above the 2, so the colour term must favour red"))
+    for k, ((first, other), note) in enumerate(kinds):
+        y = 2.15 - 1.05 * k
+        digits = [(2, first), (0, "plain"), (5, other), (8, other), (1, "plain")]
+        row = _digit_row(ax, digits, [0.6 + pitch * j for j in range(len(digits))], y)
+        for box, label, colour in ((row[0], "latest", first), (row[2], "older", other),
+                                   (row[3], "latest", other), (row[4], "t", "plain")):
+            _text(ax, box.x, y - 0.4, label, size=SMALL, color=_DIGIT_COLOURS[colour])
+        _text(ax, 3.7, y, note, size=SMALL, ha="left")
+    _text(ax, 0.1, 0.2, "Where the token at t is plain, its query is the same in both kinds, and one head cannot "
+          "favour blue and red at once;\ntwo heads can: each ranks one colour by recency.", size=SMALL, ha="left")
+    return fig
+
+
+@diagram
+def pronoun_head_selection() -> Figure:
+    """How the chapter picks a pronoun-resolving head of the pretrained six-layer encoder without
+    fooling itself: 24 controlled sentences (4 templates, 6 word sets), every one of the 72 heads
+    scored by whether the pronoun's query weighs the antecedent above the other candidate noun, the
+    head chosen on word sets 0, 2 and 4 and tested on 1, 3 and 5, against the nearer-noun,
+    first-noun and position-only baselines, which the design holds at one half."""
+    fig, ax = _canvas(9.0, 8.2)
+    _text(ax, 0.1, 8.0, "Choosing a pronoun head on one half of the sentences and testing it on the other",
+          size=TITLE, bold=True, ha="left")
+    # 1: the sentences
+    _text(ax, 0.1, 7.55, "1  24 sentences: 4 templates × 6 word sets; number agreement decides the antecedent",
+          size=FONT, bold=True, ha="left")
+    words = ["[CLS]", "the", "dog", "chased", "the", "horses", "all", "day", "because", "it", "was", "hungry",
+             "[SEP]"]
+    xs = _spread(4.5, len(words), 0.67)
+    kinds = ["special" if w.startswith("[") else "input" for w in words]
+    y = 6.55
+    boxes = _token_row(ax, words, xs, y, w=0.63, kinds=kinds, size=SMALL)
+    it, dog, horses = boxes[9], boxes[2], boxes[5]
+    _arrow(ax, it.top, (it.x, y + 0.45), (dog.x, y + 0.45), dog.top, color=ACCENT, lw=1.5)
+    _text(ax, (dog.x + it.x) / 2, y + 0.52, "antecedent: agrees with “it” in number", size=SMALL, va="bottom",
+          color=ACCENT)
+    _arrow(ax, it.bottom, (it.x, y - 0.42), (horses.x, y - 0.42), horses.bottom, color="#777777", dashed=True)
+    _text(ax, (horses.x + it.x) / 2, y - 0.49, "the other candidate noun", size=SMALL, va="top")
+    templates = (("the A verb the Bs … because it was ADJ", "A, the first noun"),
+                 ("the As verb the B … because they were ADJ", "As, the first noun"),
+                 ("the A verb the Bs and then followed them", "Bs, the second noun"),
+                 ("the As verb the B and then followed it", "B, the second noun"))
+    _text(ax, 0.3, 5.72, "template", size=SMALL, ha="left", bold=True)
+    _text(ax, 3.55, 5.72, "antecedent", size=SMALL, ha="left", bold=True)
+    for k, (template, antecedent) in enumerate(templates):
+        _text(ax, 0.3, 5.45 - 0.24 * k, template, size=SMALL, ha="left")
+        _text(ax, 3.55, 5.45 - 0.24 * k, antecedent, size=SMALL, ha="left")
+    _text(ax, 5.55, 5.72, "Half the sentences open with three more\nwords (“early that morning …”), which\n"
+          "move both nouns and the pronoun. So the\nnearer noun, the first noun and any rule\n"
+          "that sees only positions are right on half.", size=SMALL, ha="left", va="top")
+    _divider(ax, (0.1, 4.5), (8.9, 4.5))
+    # 2: scoring every head
+    _text(ax, 0.1, 4.25, "2  Score every head on every sentence", size=FONT, bold=True, ha="left")
+    y = 3.45
+    encoder = _box(ax, 1.0, y, 1.6, 0.62, "pretrained\nencoder:\n6 layers × 12 heads", "model", size=SMALL)
+    row = _box(ax, 3.85, y, 2.3, 0.62, "the pronoun's row:\nweight on the antecedent\n− weight on the other noun",
+               "attention", size=SMALL)
+    verdict = _box(ax, 7.35, y, 2.6, 0.62, "resolved = margin > 0;\nfor all 24 sentences:\n(24, 6, 12)", "output",
+                   size=SMALL)
+    _edge(ax, encoder.right, row.left, "(6, 12, T, T)", side="above")
+    _edge(ax, row.right, verdict.left, "margin (6, 12)", side="above")
+    _divider(ax, (0.1, 2.6), (8.9, 2.6))
+    # 3: choose on one half, test on the other
+    _text(ax, 0.1, 2.35, "3  Choose on one half, test on the other", size=FONT, bold=True, ha="left")
+    whole = _box(ax, 0.8, 1.15, 1.2, 0.42, "24 sentences", "input", size=SMALL)
+    halves = [_box(ax, 3.0, yy, 2.3, 0.46, text, "input", size=SMALL)
+              for yy, text in ((1.65, "selection: word sets 0, 2, 4\n(12 sentences)"),
+                               (0.6, "held out: word sets 1, 3, 5\n(12 sentences)"))]
+    for half in halves:
+        _arrow(ax, whole.right, (1.75, whole.y), (1.75, half.y), half.left)
+    pick = _box(ax, 6.75, 1.65, 4.0, 0.5, "choose the head that resolves the most;\nties: the larger mean margin",
+                "output", size=SMALL)
+    test = _box(ax, 6.75, 0.6, 4.0, 0.5, "count the held-out sentences it resolves,\nbeside the three baselines on "
+                "the same 12", "output", size=SMALL)
+    _arrow(ax, halves[0].right, pick.left)
+    _arrow(ax, halves[1].right, test.left)
+    _edge(ax, pick.bottom, test.top, "the chosen head", side="right")
     return fig
