@@ -558,11 +558,20 @@ def weather_sentences(n: int, seed: int = 0) -> list[tuple[str, str]]:
     return out
 
 
+def remask_count(blanks: int, iterations: int, k: int) -> int:
+    """How many of ``blanks`` guesses mask-predict masks again after round ``k`` (0-based) of
+    ``iterations``: blanks (K - 1 - k) / K rounded down, K = ``iterations`` (none after the last)."""
+    check_int(blanks, "blanks", minimum=1)
+    check_int(iterations, "iterations", minimum=1)
+    check_int(k, "k", minimum=0, maximum=iterations - 1)
+    return blanks * (iterations - 1 - k) // iterations
+
+
 def mask_predict(model: BertForPreTraining, input_ids: torch.Tensor, blanks: list[int], mask_id: int,
                  iterations: int) -> torch.Tensor:
     """Fill the ``blanks`` (positions) of ``input_ids`` (T,) by mask-predict (Ghazvininejad et al. 2019):
     predict every blank at once, then re-mask the least confident and predict them again, with
-    fewer re-masked each round (n (K - 1 - k) / K after round k of K = ``iterations``). Returns the
+    fewer re-masked each round (:func:`remask_count`). Returns the
     filled (T,) ids; ``iterations=1`` is one parallel guess, each blank independent of the others."""
     check_type(model, "model", BertForPreTraining)
     check_token_ids(input_ids, model.config.vocab_size, "input_ids")
@@ -582,9 +591,8 @@ def mask_predict(model: BertForPreTraining, input_ids: torch.Tensor, blanks: lis
             probs = model(ids[None])[0][0, where].softmax(-1)               # (n, V)
         best, guess = probs.max(-1)
         ids[where[remasked]], confidence[remasked] = guess[remasked], best[remasked]
-        n = len(blanks) * (iterations - 1 - k) // iterations
         remasked = torch.zeros(len(blanks), dtype=torch.bool)
-        remasked[confidence.argsort()[:n]] = True                          # the n least confident
+        remasked[confidence.argsort()[:remask_count(len(blanks), iterations, k)]] = True   # the least confident
         ids[where[remasked]] = mask_id
     return ids
 

@@ -168,9 +168,8 @@ def experiment(encoder: BertModel, tokenizer: WordPieceTokenizer, processes: int
         dev_runs.extend(runs)
         return [float(np.mean([r["accuracy"] for r in runs if (r["arm"], r["lr"]) == job])) for job in jobs]
 
-    search(dev_scores, SETTINGS["learning_rates"])
+    rates = {arm: best_rate(scores) for arm, scores in search(dev_scores, SETTINGS["learning_rates"]).items()}
     runs = dev_runs
-    rates = chosen_rates(runs)
     runs += runs_of([(arm, rates[arm], seed, "test") for arm in ARMS for seed in SETTINGS["seeds"]], "test runs")
     runs += [{"arm": name, "lr": None, "seed": None, "split": "test", "accuracy": round(acc, 4)}
              for name, acc in baselines(encoder, tokenizer, splits).items()]

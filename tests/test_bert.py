@@ -246,6 +246,15 @@ def test_mask_predict_fills_every_blank_and_nothing_else():
         mask_predict(model, ids, blanks, mask_id=4, iterations=0)
 
 
+def test_remask_count_masks_fewer_each_round_and_none_after_the_last():
+    from lmcourse.bert import remask_count
+    assert [remask_count(8, 8, k) for k in range(8)] == [7, 6, 5, 4, 3, 2, 1, 0]
+    assert [remask_count(2, 10, k) for k in range(10)] == [1, 1, 1, 1, 1, 0, 0, 0, 0, 0]
+    assert remask_count(5, 1, 0) == 0                                  # one round: nothing masked again
+    with pytest.raises(ValueError, match="k"):
+        remask_count(8, 8, 8)
+
+
 def test_sinusoidal_positions_start_the_learned_table_as_scaled_sinusoids():
     from lmcourse.bert import sinusoidal_positions
     from lmcourse.positional import sinusoidal_encoding

@@ -206,3 +206,21 @@ def _grid(ax: Axes, cells: Sequence[Sequence[str | tuple[str, str]]], left: floa
     for k, label in enumerate(labels):
         _text(ax, left - 0.06, top - (k + 0.5) * cell, label, size=SMALL, ha="right")
         _text(ax, left + (k + 0.5) * cell, top + 0.06, label, size=SMALL, va="bottom")
+
+
+def _choose_then_test(ax: Axes, whole: tuple[str, float], halves: Sequence[str], results: Sequence[str],
+                      ys: tuple[float, float], *, half_w: float, half_h: float, result_x: float,
+                      result_w: float) -> None:
+    """The flow of a choice made on one half of the data and tested on the other: a box ``whole``
+    (label, width) at the left splits into the two ``halves`` (upper at ``ys[0]``, lower at ``ys[1]``);
+    the upper leads to the choice, ``results[0]``, the lower to the test, ``results[1]``, and the
+    choice passes down to the test."""
+    label, whole_w = whole
+    start = _box(ax, 0.2 + whole_w / 2, sum(ys) / 2, whole_w, 0.42, label, "input", size=SMALL)
+    boxes = [_box(ax, 3.0, y, half_w, half_h, text, "input", size=SMALL) for y, text in zip(ys, halves, strict=True)]
+    pick, test = (_box(ax, result_x, y, result_w, 0.5, text, "output", size=SMALL)
+                  for y, text in zip(ys, results, strict=True))
+    for half, result in zip(boxes, (pick, test), strict=True):
+        _arrow(ax, start.right, (1.75, start.y), (1.75, half.y), half.left)
+        _arrow(ax, half.right, result.left)
+    _edge(ax, pick.bottom, test.top, "the chosen head", side="right")

@@ -18,6 +18,7 @@ from lmcourse.diagrams._drawing import (
     _arrow,
     _box,
     _canvas,
+    _choose_then_test,
     _divider,
     _edge,
     _grid,
@@ -505,17 +506,9 @@ def pronoun_head_selection() -> Figure:
     _divider(ax, (0.1, 2.6), (8.9, 2.6))
     # 3: choose on one half, test on the other
     _text(ax, 0.1, 2.35, "3  Choose on one half, test on the other", size=FONT, bold=True, ha="left")
-    whole = _box(ax, 0.8, 1.15, 1.2, 0.42, "24 sentences", "input", size=SMALL)
-    halves = [_box(ax, 3.0, yy, 2.3, 0.46, text, "input", size=SMALL)
-              for yy, text in ((1.65, "selection: word sets 0, 2, 4\n(12 sentences)"),
-                               (0.6, "held out: word sets 1, 3, 5\n(12 sentences)"))]
-    for half in halves:
-        _arrow(ax, whole.right, (1.75, whole.y), (1.75, half.y), half.left)
-    pick = _box(ax, 6.75, 1.65, 4.0, 0.5, "choose the head that resolves the most;\nties: the larger mean margin",
-                "output", size=SMALL)
-    test = _box(ax, 6.75, 0.6, 4.0, 0.5, "count the held-out sentences it resolves,\nbeside the three baselines on "
-                "the same 12", "output", size=SMALL)
-    _arrow(ax, halves[0].right, pick.left)
-    _arrow(ax, halves[1].right, test.left)
-    _edge(ax, pick.bottom, test.top, "the chosen head", side="right")
+    _choose_then_test(ax, ("24 sentences", 1.2), ("selection: word sets 0, 2, 4\n(12 sentences)",
+                                                 "held out: word sets 1, 3, 5\n(12 sentences)"),
+                      ("choose the head that resolves the most;\nties: the larger mean margin",
+                       "count the held-out sentences it resolves,\nbeside the three baselines on the same 12"),
+                      (1.65, 0.6), half_w=2.3, half_h=0.46, result_x=6.75, result_w=4.0)
     return fig

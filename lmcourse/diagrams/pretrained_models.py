@@ -11,6 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from lmcourse.bert import remask_count
 from lmcourse.bpe import BPETokenizer, merge_pair
 from lmcourse.diagrams._drawing import (
     ACCENT,
@@ -24,6 +25,7 @@ from lmcourse.diagrams._drawing import (
     _arrow,
     _box,
     _canvas,
+    _choose_then_test,
     _edge,
     _node,
     _stack,
@@ -415,18 +417,11 @@ def head_study_design() -> Figure:
     # 3: choose on one half, test on the other
     _text(ax, 0.1, 1.75, "3  Choose on one half of the pairs, test on the other (split_pairs, seed 0)", size=FONT,
           bold=True, ha="left")
-    whole = _box(ax, 0.85, 0.75, 1.3, 0.42, f"{len(PAIRS)} pairs", "input", size=SMALL)
-    halves = [_box(ax, 3.0, yy, 1.9, 0.42, f"{name} half: {len(part)} pairs", "input", size=SMALL)
-              for yy, name, part in ((1.15, "choosing", choose), (0.35, "held-out", held_out))]
-    for half in halves:
-        _arrow(ax, whole.right, (1.75, whole.y), (1.75, half.y), half.left)
-    pick = _box(ax, 6.6, 1.15, 4.2, 0.5, "best_head: the head with the largest mean excess\nover the choosing "
-                "half", "output", size=SMALL)
-    test = _box(ax, 6.6, 0.35, 4.2, 0.5, "summarize: that head's preference, control, excess,\nmean ± standard "
-                "error over the pairs", "output", size=SMALL)
-    _arrow(ax, halves[0].right, pick.left)
-    _arrow(ax, halves[1].right, test.left)
-    _edge(ax, pick.bottom, test.top, "the chosen head", side="right")
+    _choose_then_test(ax, (f"{len(PAIRS)} pairs", 1.3),
+                      (f"choosing half: {len(choose)} pairs", f"held-out half: {len(held_out)} pairs"),
+                      ("best_head: the head with the largest mean excess\nover the choosing half",
+                       "summarize: that head's preference, control, excess,\nmean ± standard error over the pairs"),
+                      (1.15, 0.35), half_w=1.9, half_h=0.42, result_x=6.6, result_w=4.2)
     return fig
 
 
@@ -444,7 +439,7 @@ def mask_predict_rounds(*, blanks: int = 8, iterations: int = 8) -> Figure:
         guessed = remasked
         confidence[guessed] = np.round(1 - rng.uniform(0.05, 0.9, blanks) * 0.75 ** k, 2)[guessed]
         remasked = np.zeros(blanks, dtype=bool)
-        remasked[np.argsort(confidence, kind="stable")[:blanks * (iterations - 1 - k) // iterations]] = True
+        remasked[np.argsort(confidence, kind="stable")[:remask_count(blanks, iterations, k)]] = True
         rounds.append((confidence.copy(), guessed, remasked))
     pitch = 0.48
     height = 2.05 + pitch * iterations
