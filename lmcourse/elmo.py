@@ -73,7 +73,9 @@ class BiLM(nn.Module):
     def layers(self, ids: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         """Every layer's representation of every token: (num_layers + 1, B, T, 2 * d_model)."""
         x, fwd, bwd = self._directions(ids, lengths)
-        token_layer = torch.cat([x, x], dim=-1)                  # (B, T, 2d): layer 0, as in the paper
+        # layer 0 at the width of the others, (B, T, 2d): the paper writes h_{k,0} = x_k; the released ELMo
+        # code doubles it to [x_k; x_k], as here
+        token_layer = torch.cat([x, x], dim=-1)
         return torch.stack([token_layer] + [torch.cat([f, b], dim=-1) for f, b in zip(fwd, bwd)])
 
 

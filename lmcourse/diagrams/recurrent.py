@@ -415,7 +415,7 @@ def probe_procedure(*, folds: int = 5, partitions: int = 6) -> Figure:
     whole articles (:func:`~lmcourse.context_probe.group_folds`), each tested once by a probe trained on
     the others (:func:`~lmcourse.context_probe.probe_folds`: nearest class mean on vectors, naive Bayes on
     word ids) and scored by balanced accuracy; two representations compared fold by fold, with a verdict
-    kept only if every change of 2 occurrences keeps it (:func:`~lmcourse.context_probe.robust_verdict`);
+    kept only if every change of up to 2 occurrences keeps it (:func:`~lmcourse.context_probe.robust_verdict`);
     steps 3 and 4 repeated on ``partitions`` partitions of the articles."""
     check_int(folds, "folds", minimum=3, maximum=6)
     check_int(partitions, "partitions", minimum=2, maximum=9)
@@ -437,7 +437,7 @@ def probe_procedure(*, folds: int = 5, partitions: int = 6) -> Figure:
     reps = (("input", "context baselines: the previous word, the next word, both (word ids);\n"
              "the mean layer-0 vector of the 20 or the 4 nearest words, (N, d)"),
             ("recurrent", "course biLM, the word's vector: layer 0; in layers 1 and 2 the forward\n"
-             "half [:d], the backward half [d:] and both, (N, 2d)"),
+             "half [:d] and the backward half [d:], (N, d) each, and both, (N, 2d)"),
             ("model", "MiniLM, the word's first word piece: layers 0 to 6, (N, 384)"))
     rep_boxes = [_box(ax, 6.7, 6.35 - 0.56 * k, 5.5, 0.46, text, kind, size=SMALL)
                  for k, (kind, text) in enumerate(reps)]
@@ -484,7 +484,7 @@ def probe_procedure(*, folds: int = 5, partitions: int = 6) -> Figure:
                 size=SMALL)
     route = (2.55, 0.17)                                        # around step 4's heading, into the box's side
     _arrow(ax, acc.bottom, (acc.x, route[0]), (route[1], route[0]), (route[1], y4), diff.left)
-    change = _box(ax, 4.6, y4, 3.0, 0.6, "recompute after every change of 2\noccurrences (a prediction "
+    change = _box(ax, 4.6, y4, 3.0, 0.6, "recompute after every change of up to\n2 occurrences (a prediction "
                   "flipped)", "op", size=SMALL)
     _arrow(ax, diff.right, change.left)
     verdicts = ("ahead: mean > 2 SE in every change", "within: |mean| < 2 SE in every change",
