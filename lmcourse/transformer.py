@@ -295,7 +295,6 @@ def greedy_decode(model: Seq2SeqTransformer, src: torch.Tensor, bos_id: int, eos
     return ys
 
 
-@torch.no_grad()
 def beam_search(model: Seq2SeqTransformer, src: torch.Tensor, bos_id: int, eos_id: int,
                 beam_size: int = 4, max_len: int = 32, length_penalty: float = 0.0
                 ) -> list[tuple[list[int], float]]:
@@ -304,34 +303,47 @@ def beam_search(model: Seq2SeqTransformer, src: torch.Tensor, bos_id: int, eos_i
     src (S,) or (1, S) -> up to ``beam_size`` pairs (ids from BOS to EOS, score), best first; the
     score is the total log-probability divided by length**length_penalty.
     """
-    check_int(beam_size, "beam_size", minimum=1)
-    check_int(max_len, "max_len", minimum=1)
-    check_float(length_penalty, "length_penalty", minimum=0.0)
     if src.dim() == 1:
         src = src[None]
     if src.dim() != 2 or src.size(0) != 1:
         raise ValueError(f"src must be one sentence, (S,) or (1, S), got {tuple(src.shape)}")
+    return beam_search_batch(model, src, bos_id, eos_id, beam_size, max_len, length_penalty)[0]
+
+
+@torch.no_grad()
+def beam_search_batch(model: Seq2SeqTransformer, src: torch.Tensor, bos_id: int, eos_id: int,
+                      beam_size: int = 4, max_len: int = 32, length_penalty: float = 0.0
+                      ) -> list[list[tuple[list[int], float]]]:
+    """``beam_search`` for every sentence of src (B, S) at once: each step decodes the live prefixes of
+    all the sentences in one batch. -> B lists of up to ``beam_size`` (ids, score), best first."""
+    check_int(beam_size, "beam_size", minimum=1)
+    check_int(max_len, "max_len", minimum=1)
+    check_float(length_penalty, "length_penalty", minimum=0.0)
+    if src.dim() != 2 or src.size(0) < 1:
+        raise ValueError(f"src must be (B, S) with B >= 1, got {tuple(src.shape)}")
     was_training = model.training
     model.eval()
-    memory, src_mask, _ = model.encode(src)                        # (1, S, d_model), encoded once
-    beams = [([bos_id], 0.0)]                                      # live prefixes, total log-probs
-    finished = []
+    memory, src_mask, _ = model.encode(src)                        # (B, S, d_model), encoded once
+    beams = [[([bos_id], 0.0)] for _ in range(len(src))]           # per sentence: live prefixes, total log-probs
+    finished = [[] for _ in range(len(src))]
     for _ in range(max_len):
-        k = len(beams)
-        prefixes = torch.tensor([seq for seq, _ in beams], device=src.device)          # (k, t)
-        logits = model.decode(prefixes, memory.expand(k, -1, -1), src_mask.expand(k, -1, -1, -1))[0]
-        log_probs = logits[:, -1].log_softmax(-1).tolist()                             # k x V
-        # every live prefix extended by every token; keep the beam_size most probable
-        candidates = [(seq + [token], total + lp) for (seq, total), row in zip(beams, log_probs)
-                      for token, lp in enumerate(row)]
-        candidates = sorted(candidates, key=lambda c: -c[1])[:beam_size]
-        finished += [c for c in candidates if c[0][-1] == eos_id]                     # ended with EOS
-        beams = [c for c in candidates if c[0][-1] != eos_id]                         # the rest go on
-        if not beams:
+        live = [b for b, prefixes in enumerate(beams) if prefixes]
+        if not live:
             break
+        owner = torch.tensor([b for b in live for _ in beams[b]], device=src.device)      # (k,): each row's sentence
+        prefixes = torch.tensor([seq for b in live for seq, _ in beams[b]], device=src.device)   # (k, t)
+        logits = model.decode(prefixes, memory[owner], src_mask[owner])[0]
+        log_probs = iter(logits[:, -1].log_softmax(-1).tolist())                       # k rows of V
+        for b in live:
+            # every live prefix extended by every token; keep the beam_size most probable
+            candidates = [(seq + [token], total + lp) for seq, total in beams[b]
+                          for token, lp in enumerate(next(log_probs))]
+            candidates = sorted(candidates, key=lambda c: -c[1])[:beam_size]
+            finished[b] += [c for c in candidates if c[0][-1] == eos_id]              # ended with EOS
+            beams[b] = [c for c in candidates if c[0][-1] != eos_id]                  # the rest go on
     model.train(was_training)
-    scored = [(seq, total / (len(seq) - 1) ** length_penalty) for seq, total in finished + beams]
-    return sorted(scored, key=lambda h: -h[1])[:beam_size]
+    return [sorted([(seq, total / (len(seq) - 1) ** length_penalty) for seq, total in done + going],
+                   key=lambda h: -h[1])[:beam_size] for done, going in zip(finished, beams)]
 
 
 def warmup_schedule(d_model: int, warmup_steps: int = 4000, total_steps: int | None = None,

@@ -11,6 +11,7 @@ from lmcourse.transformer import (
     Seq2SeqTransformer,
     TransformerConfig,
     beam_search,
+    beam_search_batch,
     count_parameters,
     greedy_decode,
     layer_norm,
@@ -127,6 +128,17 @@ def test_greedy_and_beam_agree_and_beam_is_no_worse():
         assert hyps[0][1] >= logprob(greedy) - 1e-5
 
 
+def test_beam_search_batch_finds_what_beam_search_finds_sentence_by_sentence():
+    model = _tiny_model(positional="learned")
+    src = torch.tensor([[4, 5, 6, 7], [5, 4, 0, 0], [7, 7, 6, 0]])          # padded with 0
+    batched = beam_search_batch(model, src, 2, 3, beam_size=3, max_len=6, length_penalty=0.5)
+    assert len(batched) == 3
+    for row, hyps in zip(src, batched):
+        alone = beam_search(model, row[row != 0], 2, 3, beam_size=3, max_len=6, length_penalty=0.5)
+        assert [seq for seq, _ in hyps] == [seq for seq, _ in alone]
+        assert all(abs(a - b) < 1e-5 for (_, a), (_, b) in zip(hyps, alone))
+
+
 def test_prenorm_and_no_positions_variants_run():
     for kw in ({"norm_first": True}, {"positional": "none"}):
         model = _tiny_model(**kw)
@@ -153,6 +165,8 @@ def test_bad_inputs():
         beam_search(_tiny_model(), torch.tensor([[4], [5]]), 2, 3)
     with pytest.raises(ValueError, match="beam_size"):
         beam_search(_tiny_model(), torch.tensor([4]), 2, 3, beam_size=0)
+    with pytest.raises(ValueError, match="src must be"):
+        beam_search_batch(_tiny_model(), torch.tensor([4, 5]), 2, 3)
 
 
 def test_layer_norm_matches_torch():

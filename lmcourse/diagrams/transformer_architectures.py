@@ -124,7 +124,7 @@ def transformer_model(*, shapes: bool = True) -> Figure:
     _edge(ax, (dx, 2.62), decoder.bottom, shape("(B, T, d_model)"), side="right")
     _arrow(ax, encoder.top, (ex, 5.6), (4.3, 5.6), (4.3, 4.3), decoder.left)
     _text(ax, ex - 0.05, 5.68, "encoder output" + shape(" (B, S, d_model)"), size=SMALL, ha="left", va="bottom")
-    _text(ax, ex + 0.1, 5.3, "K and V of every cross-attention", size=SMALL, ha="left")
+    _text(ax, ex + 0.1, 5.3, "read by every cross-attention\n(projected there to K and V)", size=SMALL, ha="left")
     linear = _box(ax, dx, 6.1, w, 0.5, "Linear d_model → V_tgt", "output", size=SMALL)
     softmax = _box(ax, dx, 6.95, w, 0.45, "softmax", "output", size=SMALL)
     out = _box(ax, dx, 7.8, w, 0.45, "P(next target token)", "output", size=SMALL)
