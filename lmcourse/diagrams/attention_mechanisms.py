@@ -461,7 +461,8 @@ def pronoun_head_selection() -> Figure:
     fooling itself: 24 controlled sentences (4 templates, 6 word sets), every one of the 72 heads
     scored by whether the pronoun's query weighs the antecedent above the other candidate noun, the
     head chosen on word sets 0, 2 and 4 and tested on 1, 3 and 5, against the nearer-noun,
-    first-noun and position-only baselines, which the design holds at one half."""
+    first-noun and position-only baselines, which the design holds at one half, and the rule that reads
+    only the pronoun, which the templates favour ("they" names the first noun, "them" the second)."""
     fig, ax = _canvas(9.0, 8.2)
     _text(ax, 0.1, 8.0, "Choosing a pronoun head on one half of the sentences and testing it on the other",
           size=TITLE, bold=True, ha="left")
@@ -489,9 +490,10 @@ def pronoun_head_selection() -> Figure:
     for k, (template, antecedent) in enumerate(templates):
         _text(ax, 0.3, 5.45 - 0.24 * k, template, size=SMALL, ha="left")
         _text(ax, 3.55, 5.45 - 0.24 * k, antecedent, size=SMALL, ha="left")
-    _text(ax, 5.55, 5.72, "Half the sentences open with three more\nwords (“early that morning …”), which\n"
-          "move both nouns and the pronoun. So the\nnearer noun, the first noun and any rule\n"
-          "that sees only positions are right on half.", size=SMALL, ha="left", va="top")
+    _text(ax, 5.55, 5.72, "Half the sentences open with three more\nwords, which move nouns and pronoun: the\n"
+          "nearer noun, the first noun and any rule\nthat sees only positions are right on half.\n"
+          "The pronoun is a cue: “they” names the\nfirst noun, “them” the second.", size=SMALL, ha="left",
+          va="top")
     _divider(ax, (0.1, 4.5), (8.9, 4.5))
     # 2: scoring every head
     _text(ax, 0.1, 4.25, "2  Score every head on every sentence", size=FONT, bold=True, ha="left")
@@ -509,6 +511,7 @@ def pronoun_head_selection() -> Figure:
     _choose_then_test(ax, ("24 sentences", 1.2), ("selection: word sets 0, 2, 4\n(12 sentences)",
                                                  "held out: word sets 1, 3, 5\n(12 sentences)"),
                       ("choose the head that resolves the most;\nties: the larger mean margin",
-                       "count the held-out sentences it resolves,\nbeside the three baselines on the same 12"),
+                       "count the held-out sentences it resolves,\nbeside four baselines on the same 12\n"
+                       "(one reads only the pronoun)"),
                       (1.65, 0.6), half_w=2.3, half_h=0.46, result_x=6.75, result_w=4.0)
     return fig
