@@ -192,3 +192,37 @@ def loss_along_gradient(model: nn.Module, loss_fn, batch, distances) -> tuple[to
         for p, p0 in zip(params, start, strict=True):
             p.copy_(p0)
     return losses, norm.item()
+
+
+def one_unit_rnn(w: torch.Tensor, b: torch.Tensor, steps: int = 20, start: float = 0.5) -> torch.Tensor:
+    """The last state x_T of the one-unit RNN x_t = w tanh(x_{t-1}) + b, with no input, from x_0 = start.
+
+    w and b broadcast (a grid of parameter values at once); x_T has their broadcast shape. Where the
+    map has two stable fixed points, x_T falls to one or the other, and the border between the two
+    basins is a cliff in any loss of x_T.
+    """
+    check_type(w, "w", torch.Tensor)
+    check_type(b, "b", torch.Tensor)
+    check_int(steps, "steps", minimum=1)
+    check_float(start, "start")
+    x = torch.full(torch.broadcast_shapes(w.shape, b.shape), float(start), dtype=w.dtype)
+    for _ in range(steps):
+        x = w * torch.tanh(x) + b
+    return x
+
+
+class OneUnitRNN(nn.Module):
+    """``one_unit_rnn`` with its two parameters, the recurrent weight w and the bias b, learnable."""
+
+    def __init__(self, w: float, b: float, steps: int = 20, start: float = 0.5):
+        super().__init__()
+        check_float(w, "w")
+        check_float(b, "b")
+        check_int(steps, "steps", minimum=1)
+        check_float(start, "start")
+        self.w, self.b = nn.Parameter(torch.tensor(float(w))), nn.Parameter(torch.tensor(float(b)))
+        self.steps, self.start = steps, start
+
+    def forward(self) -> torch.Tensor:
+        """x_T, a scalar."""
+        return one_unit_rnn(self.w, self.b, self.steps, self.start)

@@ -1,4 +1,6 @@
 """Gradient-flow measurements against autograd and the norm bound."""
+import math
+
 import pytest
 import torch
 
@@ -137,3 +139,29 @@ def test_loss_along_gradient_matches_an_sgd_step_and_restores_the_weights():
     assert stepped[0].item() == pytest.approx(lm_loss(model, batch).item(), rel=1e-5)
     with pytest.raises(ValueError, match="distances"):
         loss_along_gradient(model, lm_loss, batch, [-1.0])
+
+
+def test_one_unit_rnn_matches_the_recurrence_and_its_module_trains_through_the_shared_tools():
+    from lmcourse.gradients import OneUnitRNN, loss_along_gradient, one_unit_rnn, train_tracking_gradients
+
+    x = 0.5
+    for _ in range(20):
+        x = 2.0 * math.tanh(x) + 0.25
+    assert one_unit_rnn(torch.tensor(2.0), torch.tensor(0.25)).item() == pytest.approx(x, rel=1e-6)
+    grid = one_unit_rnn(torch.tensor([1.5, 2.0])[:, None], torch.tensor([-0.5, 0.0, 0.5])[None, :])
+    assert grid.shape == (2, 3) and grid[1, 1].item() == pytest.approx(
+        one_unit_rnn(torch.tensor(2.0), torch.tensor(0.0)).item())
+    # two stable branches: a small change of b across the border flips the sign of x_T (the cliff)
+    bs = torch.linspace(-0.6, 0.0, 601)
+    ends = one_unit_rnn(torch.tensor(2.0), bs)
+    assert ends[0] < -1 and ends[-1] > 1
+    model = OneUnitRNN(2.0, 0.25)
+    loss_fn = lambda m, target: (m() - target) ** 2
+    losses, norms = train_tracking_gradients(model, loss_fn, [0.7] * 3, lr=0.01)
+    assert torch.isfinite(losses).all() and losses[-1] < losses[0]
+    along, norm = loss_along_gradient(model, loss_fn, 0.7, [0.0, 1e-3])
+    assert along[1] < along[0] and norm > 0
+    with pytest.raises(ValueError, match="steps"):
+        one_unit_rnn(torch.tensor(2.0), torch.tensor(0.0), steps=0)
+    with pytest.raises(TypeError, match="w must be"):
+        OneUnitRNN("2", 0.0)
