@@ -31,9 +31,12 @@ setup: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check lmcourse tests benchmarks scripts browser_tests chapters
 
-# Unit tests and every notebook, strict, under the reference settings (see conftest.py)
+# Unit tests and every notebook, strict, under the reference settings (see conftest.py). The reference
+# settings use one thread, so TEST_WORKERS processes share the tests, each test file (each notebook)
+# whole in one of them; TEST_WORKERS=0 runs everything in this process
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 # A reader's default: without the reference settings (every library on its fastest code path)
 FAST_PATHS := env $(foreach name,$(REFERENCE_SETTINGS),-u $(name)) LMCOURSE_NUMERICS=fast
