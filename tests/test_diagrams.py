@@ -21,6 +21,7 @@ from lmcourse.head_study import PAIRS, split_pairs  # noqa: E402
 
 #: non-default settings that change a diagram's layout, drawn as well as the defaults
 VARIANTS = [
+    ("albert_parameters", {"vocab_size": 50_000, "d_model": 1024, "d_embed": 64, "num_layers": 24}),
     ("transfer", {"layers": 1}),
     ("transfer", {"layers": 3, "image_size": 12, "rates": ("1e-4", "3e-3")}),
     ("layer_transfer_design", {"layers": 3}),
@@ -78,6 +79,8 @@ VARIANTS = [
 ]
 
 BAD = [
+    ("albert_parameters", {"d_embed": 0}, ValueError, "d_embed"),
+    ("albert_parameters", {"num_layers": 2}, ValueError, "num_layers"),
     ("transfer", {"layers": 0}, ValueError, "layers"),
     ("transfer", {"image_size": 1}, ValueError, "image_size"),
     ("transfer", {"rates": 1e-4}, TypeError, "rates"),
@@ -282,6 +285,24 @@ def test_head_study_design_draws_the_study_of_the_module():
     # the sentence of the first pair as MiniLM cuts it: 15 pieces, so 12 rows besides 'it' and the two nouns
     assert any(t.startswith("the rows of the other 12 tokens") for t in texts)
     assert {"too tired: it = the animal", "too wide: it = the street"} <= set(texts)
+
+
+def test_albert_parameters_writes_the_calculators_counts():
+    from lmcourse.albert import EncoderConfig, encoder_parameters
+    fig = DIAGRAMS["albert_parameters"](vocab_size=1000, d_model=64, d_embed=16, num_layers=4)
+    try:
+        texts = {t.get_text() for ax in fig.axes for t in ax.texts}
+    finally:
+        plt.close(fig)
+    bert = encoder_parameters(EncoderConfig(vocab_size=1000, d_model=64, num_layers=4, d_ff=256))
+    albert = encoder_parameters(EncoderConfig(vocab_size=1000, d_model=64, num_layers=4, d_ff=256, d_embed=16,
+                                              sharing="all"))
+    assert f"{1000 * 64:,} parameters" in texts                                 # V x H
+    assert f"{1000 * 16 + 16 * 64 + 64:,} parameters" in texts                  # V x E, then E x H with its bias
+    for parts in (bert, albert):
+        layers = parts["attention (all layers)"] + parts["feed-forward (all layers)"]
+        assert f"layer weights: {layers:,}" in texts
+    assert bert["attention (all layers)"] == 4 * albert["attention (all layers)"]   # 4 layers against 1 shared
 
 
 @pytest.mark.parametrize("name", ["lstm_cell", "gru_cell"])

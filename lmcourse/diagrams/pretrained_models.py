@@ -1,6 +1,6 @@
 """Diagrams for chapters 8-10: how GPT and BERT cut and read their inputs, how BERT is pretrained,
 fine-tuned and reads long passages, a controlled study of its heads, mask-predict; next-sentence and
-sentence-order pairs, ELECTRA, T5 and XLNet."""
+sentence-order pairs, ALBERT, ELECTRA, T5 and BART, XLNet, Sentence-BERT and distillation."""
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
@@ -11,6 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from lmcourse.albert import EncoderConfig, encoder_parameters
 from lmcourse.bert import remask_count
 from lmcourse.bpe import BPETokenizer, merge_pair
 from lmcourse.diagrams._drawing import (
@@ -26,8 +27,10 @@ from lmcourse.diagrams._drawing import (
     _box,
     _canvas,
     _choose_then_test,
+    _divider,
     _edge,
     _node,
+    _spread,
     _stack,
     _text,
     _token_row,
@@ -709,6 +712,163 @@ def t5_text_to_text() -> Figure:
         _arrow(ax, (model.right[0], y), b.left)
     _text(ax, 4.5, 0.2, "One model, one objective (cross-entropy on the output text) for every task.",
           size=SMALL)
+    return fig
+
+
+@diagram
+def albert_parameters(*, vocab_size: int = 30_000, d_model: int = 768, d_embed: int = 128,
+                      num_layers: int = 12) -> Figure:
+    """Lan et al. (2020): (a) the token table V x H split into V x E and a projection E x H;
+    (b) BERT's L layers with L sets of weights against ALBERT's one set, reused by every layer.
+    The parameter counts are :func:`lmcourse.albert.encoder_parameters`'."""
+    for value, name in ((vocab_size, "vocab_size"), (d_model, "d_model"), (d_embed, "d_embed"),
+                        (num_layers, "num_layers")):
+        check_int(value, name, minimum=1)
+    if num_layers < 3:
+        raise ValueError(f"num_layers must be at least 3 to draw layers 1, 2 and L, got {num_layers}")
+    V, H, E, L = vocab_size, d_model, d_embed, num_layers
+    bert = encoder_parameters(EncoderConfig(vocab_size=V, d_model=H, num_layers=L, d_ff=4 * H))
+    albert = encoder_parameters(EncoderConfig(vocab_size=V, d_model=H, num_layers=L, d_ff=4 * H,
+                                              d_embed=E, sharing="all"))
+    layers_of = {name: parts["attention (all layers)"] + parts["feed-forward (all layers)"]
+                 for name, parts in (("BERT", bert), ("ALBERT", albert))}
+    fig, ax = _canvas(9.0, 4.3)
+    _text(ax, 0.15, 4.05, "(a) Factorised token embedding", size=TITLE, ha="left", bold=True)
+    _text(ax, 4.85, 4.05, f"(b) Cross-layer sharing, L = {L}", size=TITLE, ha="left", bold=True)
+    # (a): one token id to an H-wide vector, two ways
+    for y, name in ((3.1, "BERT"), (1.45, "ALBERT")):
+        _text(ax, 0.15, y + 0.45, name, ha="left", bold=True)
+        token = _box(ax, 0.6, y, 0.8, 0.45, "token id", "input", size=SMALL)
+        if name == "BERT":
+            table = _box(ax, 2.1, y, 1.35, 0.55, f"table V × H\n{V:,} × {H}", "embedding", size=SMALL)
+            _arrow(ax, token.right, table.left)
+            _edge(ax, table.right, (4.4, y), "(H)", side="above", at=0.45)
+            count = bert["token embeddings"]
+        else:
+            table = _box(ax, 1.75, y, 1.2, 0.55, f"table V × E\n{V:,} × {E}", "embedding", size=SMALL)
+            proj = _box(ax, 3.3, y, 1.05, 0.55, f"linear E × H\n{E} × {H}", "feedforward", size=SMALL)
+            _arrow(ax, token.right, table.left)
+            _edge(ax, table.right, proj.left, "(E)", side="above")
+            _edge(ax, proj.right, (4.4, y), "(H)", side="above", at=0.45)
+            count = albert["token embeddings"] + albert["embedding projection"]
+        _text(ax, 2.3, y - 0.55, f"{count:,} parameters", size=SMALL)
+    _text(ax, 2.3, 0.35, "V·H against V·E + E·H: the table no longer grows with H", size=SMALL)
+    _divider(ax, (4.65, 0.2), (4.65, 4.2))
+    # (b): the layers, their weights drawn beside them
+    ys = (3.2, 2.5, 1.35)
+    for x, name in ((5.75, "BERT"), (7.75, "ALBERT")):
+        _text(ax, x + 0.1, 3.7, name, bold=True)
+        boxes = [_box(ax, x - 0.25, y, 1.0, 0.42, label, "attention", size=SMALL)
+                 for y, label in zip(ys, ("layer 1", "layer 2", "layer L"), strict=True)]
+        _text(ax, x - 0.25, 1.93, "⋮", size=FONT)
+        if name == "BERT":
+            for box, w in zip(boxes, ("$W_1$", "$W_2$", "$W_L$"), strict=True):
+                weights = _box(ax, x + 0.75, box.y, 0.45, 0.34, w, "feedforward", size=SMALL)
+                _arrow(ax, weights.left, box.right)
+        else:
+            weights = _box(ax, x + 0.85, 2.3, 0.5, 0.5, "$W$", "feedforward", size=FONT)
+            for box in boxes:
+                _arrow(ax, weights.left, box.right, dashed=True)
+        _text(ax, x + 0.1, 0.85, f"layer weights: {layers_of[name]:,}", size=SMALL)
+    _text(ax, 6.85, 0.35, "every layer still runs: the same compute, fewer weights", size=SMALL)
+    return fig
+
+
+@diagram
+def sentence_encoders() -> Figure:
+    """(a) A cross-encoder reads both sentences in one input and scores the pair; (b) Reimers and
+    Gurevych's (2019) bi-encoder, Sentence-BERT: one network with shared weights encodes each
+    sentence alone, its token vectors mean-pooled, and the pair is scored by a cosine."""
+    fig, ax = _canvas(9.0, 4.4)
+    _text(ax, 0.15, 4.15, "(a) Cross-encoder: one pass per pair", size=TITLE, ha="left", bold=True)
+    _text(ax, 4.75, 4.15, "(b) Bi-encoder: one pass per sentence", size=TITLE, ha="left", bold=True)
+    tokens = ["[CLS]", "A", "[SEP]", "B", "[SEP]"]
+    xs = _spread(2.2, 5, 0.78)
+    row = _token_row(ax, tokens, xs, 0.95, w=0.66, kinds=["special", "input", "special", "input", "special"],
+                     size=SMALL)
+    bert = _box(ax, 2.2, 2.0, 3.9, 0.6, "BERT", "model", bold=True)
+    for box in row:
+        _arrow(ax, box.top, (box.x, bert.bottom[1]))
+    cls = _box(ax, xs[0], 2.9, 0.66, 0.4, "C", "output", size=SMALL)
+    _edge(ax, (xs[0], bert.top[1]), cls.bottom, "(H)", side="right")
+    score = _box(ax, 2.2, 3.55, 1.6, 0.42, "linear: score", "output", size=SMALL)
+    _arrow(ax, cls.top, (cls.x, score.y), score.left)
+    _text(ax, 2.2, 0.3, "n sentences: n(n − 1)/2 passes to compare them all", size=SMALL)
+    _divider(ax, (4.55, 0.15), (4.55, 4.3))
+    for x, sentence, vector in ((5.65, "sentence A", "u"), (8.05, "sentence B", "v")):
+        text = _box(ax, x, 0.95, 1.45, 0.42, sentence, "input", size=SMALL)
+        enc = _box(ax, x, 1.85, 1.45, 0.55, "BERT", "model", bold=True)
+        pool = _box(ax, x, 2.7, 1.45, 0.42, "mean pool", "op", size=SMALL)
+        vec = _box(ax, x, 3.45, 0.5, 0.4, vector, "output", size=FONT)
+        _arrow(ax, text.top, enc.bottom)
+        _edge(ax, enc.top, pool.bottom, "(T, H)", side="right")
+        _edge(ax, pool.top, vec.bottom, "(H)", side="right")
+    _arrow(ax, (6.38, 1.85), (7.32, 1.85), both=True, dashed=True)
+    _text(ax, 6.85, 2.08, "shared\nweights", size=SMALL)
+    cosine = _node(ax, 6.85, 3.45, "cos", r=0.27, size=SMALL)
+    _arrow(ax, (5.9, 3.45), cosine.left)
+    _arrow(ax, (7.8, 3.45), cosine.right)
+    _text(ax, 6.85, 3.02, "similarity", size=SMALL)
+    _text(ax, 6.85, 0.3, "n passes, then n(n − 1)/2 cosines of stored vectors", size=SMALL)
+    return fig
+
+
+@diagram
+def distillation() -> Figure:
+    """Hinton et al. (2015): the student matches the teacher's distribution softened by a
+    temperature T (KL, scaled by T²) and the hard label (cross-entropy), mixed by alpha."""
+    fig, ax = _canvas(9.0, 4.2)
+    _text(ax, 4.5, 3.95, "soft targets carry the teacher's ranking of the wrong answers", size=SMALL, italic=True)
+    x_in = _box(ax, 0.5, 2.4, 0.75, 0.45, "input x", "input", size=SMALL)
+    ends = {}
+    for name, y in (("teacher", 3.3), ("student", 1.75)):
+        model = _box(ax, 1.95, y, 1.3, 0.62, "teacher (large,\nfrozen)" if name == "teacher" else
+                     "student (small)", "model", size=SMALL, bold=name == "student")
+        _arrow(ax, x_in.right, (1.0, 2.4), (1.0, y), model.left)
+        scale = _box(ax, 3.65, y, 0.6, 0.42, "÷ T", "op", size=FONT)
+        _edge(ax, model.right, scale.left, "(B, V)", side="above")
+        soft = _box(ax, 4.95, y, 1.0, 0.42, "softmax", "output", size=SMALL)
+        _arrow(ax, scale.right, soft.left)
+        ends[name] = soft
+    kl = _box(ax, 6.85, 2.55, 1.55, 0.62, "α T² KL(teacher\n‖ student)", "output", size=SMALL)
+    _arrow(ax, ends["teacher"].right, (5.75, 3.3), (5.75, 2.7), (kl.left[0], 2.7))
+    _arrow(ax, ends["student"].right, (5.75, 1.75), (5.75, 2.4), (kl.left[0], 2.4))
+    ce = _box(ax, 6.85, 0.85, 1.55, 0.55, "(1 − α) CE(student, y)\nat T = 1", "output", size=SMALL)
+    _arrow(ax, (3.0, 1.44), (3.0, 0.95), (ce.left[0], 0.95))
+    _text(ax, 4.3, 1.12, "student logits", size=SMALL)
+    label = _box(ax, 4.95, 0.7, 0.9, 0.32, "label y", "input", size=SMALL)
+    _arrow(ax, label.right, (ce.left[0], 0.7))
+    plus = _node(ax, 8.35, 1.7, "+")
+    _arrow(ax, kl.right, (8.35, 2.55), plus.top)
+    _arrow(ax, ce.right, (8.35, 0.85), plus.bottom)
+    _edge(ax, plus.right, (8.95, 1.7), "loss", side="above", at=0.6)
+    return fig
+
+
+@diagram
+def span_corruption() -> Figure:
+    """T5's span corruption (Raffel et al. 2020, Figure 2) against BART's text infilling (Lewis
+    et al. 2020): each dropped span becomes one sentinel or one [MASK]; T5's decoder writes only the
+    dropped spans, each after its sentinel, BART's the whole original text."""
+    original = "Thank you for inviting me to your party last week ."
+    rows = (("T5: span corruption", "Thank you <X> me to your party <Y> week .",
+             "<X> for inviting <Y> last <Z>"),
+            ("BART: text infilling", "Thank you [MASK] me to your party [MASK] week .", original))
+    fig, ax = _canvas(9.0, 3.5)
+    _text(ax, 4.5, 3.28, f"original text: “{original}”", size=FONT)
+    for (title, source, target), y in zip(rows, (2.35, 0.95), strict=True):
+        _text(ax, 0.15, y + 0.5, title, size=TITLE, ha="left", bold=True)
+        src = _box(ax, 1.75, y, 3.3, 0.45, source, "input", size=SMALL)
+        enc = _box(ax, 4.25, y, 1.0, 0.55, "encoder", "model", size=SMALL)
+        dec = _box(ax, 5.65, y, 1.0, 0.55, "decoder", "model", size=SMALL)
+        tgt = _box(ax, 7.65, y, 2.5, 0.45 if len(target) < 40 else 0.62,
+                   target if len(target) < 40 else "Thank you for inviting me\nto your party last week .",
+                   "output", size=SMALL)
+        _arrow(ax, src.right, enc.left)
+        _arrow(ax, enc.right, dec.left)
+        _arrow(ax, dec.right, tgt.left)
+    _text(ax, 4.5, 0.22, "Both train with cross-entropy on the target text; T5's targets are short, BART's the "
+          "whole input.", size=SMALL)
     return fig
 
 
