@@ -59,3 +59,7 @@ def test_references_resolve_relative_links():
     html = page('<a href="../intro.html#fig-timeline">Figure 1</a><a href="#fig-b">Figure 6.2</a>')
     assert references(html, "chapters/06_attention.html") == {"intro.html#fig-timeline",
                                                                "chapters/06_attention.html#fig-b"}
+    # chapter 6's second part refers to a figure of its first part, a page beside it
+    html = page('<a href="06_attention.html#fig-ch06-alignment">Figure 6.2</a><a href="#fig-c">Figure 6.9</a>')
+    assert references(html, "chapters/06b_self_attention.html") == {"chapters/06_attention.html#fig-ch06-alignment",
+                                                                     "chapters/06b_self_attention.html#fig-c"}

@@ -51,10 +51,11 @@ def markdown_of(path: Path) -> str:
 
 def page_title(path: Path) -> str:
     """The first level-1 heading of a page, with a chapter's number (the book numbers chapters
-    by their place in the toc, as their file names do), e.g. ``10 After BERT``."""
+    by their place in the toc, as their file names do), e.g. ``10 After BERT``; a chapter's
+    section notebook (``06b_self_attention``) carries its chapter's number."""
     match = re.search(r"^#\s+(.+?)\s*$", markdown_of(path), flags=re.MULTILINE)
     title = match.group(1) if match else path.stem
-    number = re.match(r"(\d+)_", path.name)
+    number = re.match(r"(\d+)[a-z]?_", path.name)
     return f"{int(number.group(1))} {title}" if path.parent.name == "chapters" and number else title
 
 

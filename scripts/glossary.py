@@ -22,6 +22,7 @@ CHAPTERS = {
     "04_rnn_lstm": "4 RNN and LSTM",
     "05_elmo": "5 ELMo",
     "06_attention": "6 Attention",
+    "06b_self_attention": "6 Self-attention and multi-head attention",
     "07_transformer": "7 Transformer",
     "08_gpt": "8 GPT",
     "09_bert": "9 BERT",
@@ -87,10 +88,11 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("attention", "注意力机制", "A weighted average of values, with weights from how well a query matches each key.", "06_attention"),
     ("query, key, value", "查询、键、值 (Q、K、V)", "The three projections of attention: what is sought, what is offered to match, what is returned.", "06_attention"),
     ("scaled dot-product attention", "缩放点积注意力", r"$\mathrm{softmax}(QK^\top / \sqrt{d_k})\,V$; the scaling keeps the softmax from saturating.", "06_attention"),
-    ("self-attention", "自注意力", "Attention in which queries, keys and values all come from the same sequence.", "06_attention"),
-    ("causal mask", "因果掩码", "Blocks attention to later positions (scores set to -inf) so a decoder cannot see the future.", "06_attention"),
-    ("padding mask", "填充掩码", "Blocks attention to padding tokens of shorter sequences in a batch.", "06_attention"),
-    ("multi-head attention", "多头注意力", r"Several attentions with their own Q, K, V projections, concatenated and mixed by $W^O$.", "06_attention"),
+    # 6 Attention, second part: self-attention and multi-head attention
+    ("self-attention", "自注意力", "Attention in which queries, keys and values all come from the same sequence.", "06b_self_attention"),
+    ("causal mask", "因果掩码", "Blocks attention to later positions (scores set to -inf) so a decoder cannot see the future.", "06b_self_attention"),
+    ("padding mask", "填充掩码", "Blocks attention to padding tokens of shorter sequences in a batch.", "06b_self_attention"),
+    ("multi-head attention", "多头注意力", r"Several attentions with their own Q, K, V projections, concatenated and mixed by $W^O$.", "06b_self_attention"),
     # 7 Transformer
     ("Transformer", "Transformer", "Vaswani et al. (2017): an encoder-decoder built from attention and feed-forward layers only.", "07_transformer"),
     ("positional encoding", "位置编码", "Vectors added to the embeddings to tell attention where each token is (sinusoidal or learnt).", "07_transformer"),

@@ -133,7 +133,9 @@ def test_bad_questions_are_rejected_by_name(questions, error, match):
 
 
 # ------------------------------------------------------------------ the chapters' quizzes, gamed
-CHAPTERS = sorted((Path(__file__).parents[1] / "chapters").glob("[0-9][0-9]_*.ipynb"))
+_FOLDER = Path(__file__).parents[1] / "chapters"
+# every chapter notebook, and each section notebook of a split chapter (06b_...): every page has its quiz
+CHAPTERS = sorted([*_FOLDER.glob("[0-9][0-9]_*.ipynb"), *_FOLDER.glob("[0-9][0-9][a-z]_*.ipynb")])
 
 
 def chapter_questions(path: Path) -> list[dict]:
