@@ -62,7 +62,7 @@ browser-test: $(STAMP)
 # Refresh committed outputs under the reference settings, stopping at a claim that does not hold
 # (through benchmarks/notebook_client.py: nbconvert's client can stall on widget cells):
 # make execute NB=chapters/01_pretraining.ipynb (all chapters, section notebooks such as 06b_ included, without NB)
-NB ?= $(sort $(wildcard chapters/[0-9][0-9]_*.ipynb chapters/[0-9][0-9][a-z]_*.ipynb))
+NB ?= $(sort $(wildcard chapters/[0-9][0-9]*_*.ipynb))
 execute: $(STAMP)
 	LMCOURSE_PROGRESS=0 LMCOURSE_CLAIMS=strict $(BIN)/python -m benchmarks.notebook_client $(NB)
 

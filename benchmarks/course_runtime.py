@@ -46,8 +46,7 @@ def budget_seconds(base_seconds: float, peak_gflops: float) -> float:
 
 def chapters() -> list[Path]:
     """Every chapter notebook, each section notebook of a split chapter (``06b_...``) on its own."""
-    folder = ROOT / "chapters"
-    return sorted([*folder.glob("[0-9][0-9]_*.ipynb"), *folder.glob("[0-9][0-9][a-z]_*.ipynb")])
+    return sorted((ROOT / "chapters").glob("[0-9][0-9]*_*.ipynb"))
 
 
 def execute_seconds(path: Path) -> tuple[float, float, float]:

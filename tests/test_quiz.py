@@ -133,9 +133,8 @@ def test_bad_questions_are_rejected_by_name(questions, error, match):
 
 
 # ------------------------------------------------------------------ the chapters' quizzes, gamed
-_FOLDER = Path(__file__).parents[1] / "chapters"
-# every chapter notebook, and each section notebook of a split chapter (06b_...): every page has its quiz
-CHAPTERS = sorted([*_FOLDER.glob("[0-9][0-9]_*.ipynb"), *_FOLDER.glob("[0-9][0-9][a-z]_*.ipynb")])
+# every chapter notebook, a split chapter's section notebooks (06b_...) included: every page has its quiz
+CHAPTERS = sorted((Path(__file__).parents[1] / "chapters").glob("[0-9][0-9]*_*.ipynb"))
 
 
 def chapter_questions(path: Path) -> list[dict]:
