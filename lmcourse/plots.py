@@ -84,6 +84,12 @@ def plot_heatmap(matrix, xlabels: Sequence[str] | None = None, ylabels: Sequence
     return ax
 
 
+def plot_attention(weights, xlabels: Sequence[str], ylabels: Sequence[str], ax=None, **kwargs):
+    """An attention map, weights (queries, keys): keys along x, queries along y, coloured from 0 to 1
+    with a labelled colour bar (``kwargs`` go to :func:`plot_heatmap`, ``title`` for one)."""
+    return plot_heatmap(weights, xlabels=xlabels, ylabels=ylabels, ax=ax, vmin=0, vmax=1,
+                        colorbar_label="attention weight", **kwargs)
+
 def plot_embeddings_2d(vectors, labels: Sequence[str], method: str = "pca", groups: Sequence | None = None,
                        title: str | None = None, ax=None):
     """Project vectors (n, d) to 2-D by PCA (via SVD) and scatter them with their labels."""

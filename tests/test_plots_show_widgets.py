@@ -7,7 +7,15 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from lmcourse.plots import plot_curves, plot_embeddings_2d, plot_heatmap, plot_history, plot_timeline, smooth  # noqa: E402
+from lmcourse.plots import (  # noqa: E402
+    plot_attention,
+    plot_curves,
+    plot_embeddings_2d,
+    plot_heatmap,
+    plot_history,
+    plot_timeline,
+    smooth,
+)
 from lmcourse.show import CHECKS_LEFT_OUT, show_source, without_checks  # noqa: E402
 from lmcourse.tokenize import WordPieceTokenizer  # noqa: E402
 from lmcourse.train import History  # noqa: E402
@@ -37,6 +45,15 @@ def test_plot_history():
     h = History(train_loss=[3.0, 2.0, 1.0], evals={"valid_loss": [(3, 1.5)], "accuracy": [(3, 0.9)]})
     labels = [line.get_label() for line in plot_history(h, smooth_window=2).get_lines()]
     assert labels == ["train loss", "valid_loss"]
+
+
+def test_plot_attention_colours_weights_from_0_to_1():
+    ax = plot_attention(torch.tensor([[1.0, 0.0], [0.5, 0.5]]), ["k1", "k2"], ["q1", "q2"], title="map")
+    image = ax.images[0]
+    assert image.get_clim() == (0, 1) and ax.get_title() == "map"
+    assert ax.figure.axes[-1].get_ylabel() == "attention weight"
+    with pytest.raises(ValueError, match="xlabels"):
+        plot_attention(torch.eye(2), ["k1"], ["q1", "q2"])
 
 
 def test_plot_heatmap_checks_labels():
