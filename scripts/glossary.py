@@ -23,6 +23,7 @@ CHAPTERS = {
     "05_elmo": "5 ELMo",
     "06_attention": "6 Attention",
     "07_transformer": "7 Transformer",
+    "07b_transformer_experiments": "7 Transformer experiments",
     "08_gpt": "8 GPT",
     "09_bert": "9 BERT",
     "10_after_bert": "10 After BERT",
@@ -103,6 +104,9 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("teacher forcing", "教师强制", "Training a decoder on the true previous tokens (shifted targets), all positions in parallel.", "07_transformer"),
     ("beam search", "束搜索", "Decoding that keeps the k most probable partial outputs at every step.", "07_transformer"),
     ("learning-rate warm-up", "学习率预热", "Raising the learning rate from near zero over the first steps, then decaying it.", "07_transformer"),
+    # 7 Transformer, second part: the experiments
+    ("relative position bias", "相对位置偏置", "A learned number per head and offset i - j added to the attention scores (T5); it names no absolute position, so it serves any length.", "07b_transformer_experiments"),
+    ("length extrapolation", "长度外推", "Applying to inputs longer than any seen in training what was learned at the training length.", "07b_transformer_experiments"),
     # 8 GPT
     ("GPT", "GPT", "Radford et al. (2018): a Transformer decoder pretrained as a left-to-right LM, then fine-tuned.", "08_gpt"),
     ("autoregressive language model", "自回归语言模型", "A model of p(x) as a product of next-token predictions, each seeing only the past.", "08_gpt"),
