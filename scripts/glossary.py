@@ -24,6 +24,7 @@ CHAPTERS = {
     "06_attention": "6 Attention",
     "06b_self_attention": "6 Self-attention and multi-head attention",
     "07_transformer": "7 Transformer",
+    "07b_transformer_experiments": "7 Transformer experiments",
     "08_gpt": "8 GPT",
     "09_bert": "9 BERT",
     "10_after_bert": "10 After BERT",
@@ -95,7 +96,7 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("multi-head attention", "多头注意力", r"Several attentions with their own Q, K, V projections, concatenated and mixed by $W^O$.", "06b_self_attention"),
     # 7 Transformer
     ("Transformer", "Transformer", "Vaswani et al. (2017): an encoder-decoder built from attention and feed-forward layers only.", "07_transformer"),
-    ("positional encoding", "位置编码", "Vectors added to the embeddings to tell attention where each token is (sinusoidal or learnt).", "07_transformer"),
+    ("positional encoding", "位置编码（位置向量）", "Vectors added to the embeddings to tell attention where each token is (sinusoidal or learnt).", "07_transformer"),
     ("encoder", "编码器", "The stack that reads the whole input with unmasked self-attention.", "07_transformer"),
     ("decoder", "解码器", "The stack that generates the output left to right with masked self-attention (and cross-attention).", "07_transformer"),
     ("cross-attention", "交叉注意力", "Decoder attention whose queries come from the decoder and keys and values from the encoder output.", "07_transformer"),
@@ -105,6 +106,9 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("teacher forcing", "教师强制", "Training a decoder on the true previous tokens (shifted targets), all positions in parallel.", "07_transformer"),
     ("beam search", "束搜索", "Decoding that keeps the k most probable partial outputs at every step.", "07_transformer"),
     ("learning-rate warm-up", "学习率预热", "Raising the learning rate from near zero over the first steps, then decaying it.", "07_transformer"),
+    # 7 Transformer, second part: the experiments
+    ("relative position bias", "相对位置偏置", "A learned number per head and offset i - j added to the attention scores (T5); it names no absolute position, so it serves any length.", "07b_transformer_experiments"),
+    ("length extrapolation", "长度外推", "Applying to inputs longer than any seen in training what was learned at the training length.", "07b_transformer_experiments"),
     # 8 GPT
     ("GPT", "GPT", "Radford et al. (2018): a Transformer decoder pretrained as a left-to-right LM, then fine-tuned.", "08_gpt"),
     ("autoregressive language model", "自回归语言模型", "A model of p(x) as a product of next-token predictions, each seeing only the past.", "08_gpt"),
@@ -117,6 +121,7 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("zero-shot", "零样本", "Doing a task from its description alone, without any example or gradient update.", "08_gpt"),
     # 9 BERT
     ("BERT", "BERT", "Devlin et al. (2018): a Transformer encoder pretrained with masked LM and NSP, then fine-tuned.", "09_bert"),
+    ("cloze task", "完形填空", "Filling in words blanked out of a text from the words around them (Taylor, 1953); BERT's masked language model is a cloze task.", "09_bert"),
     ("masked language model (MLM)", "掩码语言模型", "Predicting 15% of the tokens from both sides after hiding them (80% [MASK], 10% random, 10% kept).", "09_bert"),
     ("next sentence prediction (NSP)", "下一句预测", "BERT's second task: does sentence B follow sentence A, or is it random?", "09_bert"),
     ("autoencoding language model", "自编码语言模型", "A model trained to reconstruct corrupted input (BERT), as opposed to predicting left to right.", "09_bert"),
