@@ -53,11 +53,13 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . --all --warningiserror
 	@echo "Open _build/html/index.html"
 
-# Open every page of the built book (make book first) in headless Chromium, offline; screenshots
-# go to _build/screenshots. Needs Debian's chromium (apt-get install -y chromium).
+# Open every page of the built book (make book first) in headless Chromium, offline; one full-page
+# screenshot per page goes to SCREENSHOTS (empty: none; CI takes none, which saves a few minutes).
+# Needs Debian's chromium (apt-get install -y chromium).
+SCREENSHOTS ?= _build/screenshots
 browser-test: $(STAMP)
 	@test -x /usr/bin/chromium || { echo "browser-test needs /usr/bin/chromium: apt-get install -y chromium"; exit 1; }
-	$(BIN)/pytest browser_tests
+	$(BIN)/pytest browser_tests --screenshots="$(SCREENSHOTS)"
 
 # Refresh committed outputs under the reference settings, stopping at a claim that does not hold
 # (through benchmarks/notebook_client.py: nbconvert's client can stall on widget cells):
