@@ -15,7 +15,7 @@ from itertools import combinations_with_replacement
 
 import torch
 
-from lmcourse.validate import check_int, check_type
+from lmcourse.validate import check_float, check_int, check_type
 
 
 def group_folds(groups: torch.Tensor, labels: torch.Tensor, folds: int = 10, seed: int = 0) -> torch.Tensor:
@@ -123,6 +123,15 @@ def mean_se(values) -> tuple[float, float]:
     if t.dim() != 1 or len(t) < 2:
         raise ValueError(f"values must be one-dimensional with at least 2 entries, got shape {tuple(t.shape)}")
     return t.mean().item(), (t.std() / len(t) ** 0.5).item()
+
+
+def paired_p_value(mean: float, se: float, n: int = 5) -> float:
+    """Two-sided p-value of a paired t-test on n folds or seeds whose differences have mean ``mean`` and
+    standard error ``se`` (as `mean_se` gives them): the t statistic mean / se on n - 1 degrees of freedom."""
+    from scipy.stats import t as student_t
+    check_int(n, "n", minimum=2)
+    check_float(float(se), "se", minimum=0.0, strict_minimum=True)
+    return float(2 * student_t.sf(abs(mean / se), n - 1))
 
 
 def fold_moves(labels: torch.Tensor, fold: torch.Tensor) -> torch.Tensor:

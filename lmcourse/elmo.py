@@ -79,6 +79,19 @@ class BiLM(nn.Module):
         return torch.stack([token_layer] + [torch.cat([f, b], dim=-1) for f, b in zip(fwd, bwd)])
 
 
+def untrained_bilm(bilm: BiLM, seed: int) -> BiLM:
+    """A control for pretraining: a new ``BiLM`` of ``bilm``'s shape that keeps a copy of its trained word
+    table and draws its LSTMs and softmax afresh after ``torch.manual_seed(seed)``, as they were before
+    pretraining. Whatever its layers know beyond the word vectors is owed to reading them in order with
+    random weights, not to pretraining the LSTMs."""
+    check_type(bilm, "bilm", BiLM)
+    check_int(seed, "seed", minimum=0)
+    torch.manual_seed(seed)
+    fresh = BiLM(bilm.vocab_size, bilm.d_model, bilm.num_layers, device=bilm.embedding.weight.device)
+    fresh.embedding.load_state_dict(bilm.embedding.state_dict())
+    return fresh
+
+
 def bilm_loss(model: BiLM, ids: torch.Tensor) -> torch.Tensor:
     """Mean of the forward and backward next-token cross-entropies on full windows ids (B, T)."""
     if ids.dim() != 2 or ids.size(1) < 2:

@@ -44,6 +44,12 @@ class Milestone:
     chapter: int    # the chapter that builds it
     built: str      # what that chapter builds of it
     later: str = ""  # the bibtex key of a later version the book also cites
+    page: str = ""   # the section notebook of a split chapter that builds it, where that is not the first page
+
+    @property
+    def file(self) -> str:
+        """The notebook the introduction's table links to: ``page``, or the chapter's first page."""
+        return self.page or CHAPTER_FILES[self.chapter]
 
     @property
     def year(self) -> float:
@@ -73,7 +79,8 @@ TIMELINE: list[Milestone] = [
     Milestone(date(2015, 8, 17), "Luong attention", _SEQ, "Luong2015", "arXiv 1508.04025", 6,
               "dot, general and concat scores"),
     Milestone(date(2015, 11, 4), "Dai & Le", _PLM, "Dai2015", "arXiv 1511.01432", 5,
-              "fine-tuning a pretrained LSTM language model (the history: chapter 1)"),
+              "fine-tuning a pretrained LSTM language model (the history: chapter 1)",
+              page="chapters/05b_elmo_in_use.ipynb"),
     Milestone(date(2017, 6, 12), "Transformer", _SEQ, "Vaswani2017", "arXiv 1706.03762", 7,
               "an encoder-decoder Transformer"),
     Milestone(date(2017, 10, 27), "ELMo", _PLM, "Peters2018",
@@ -81,7 +88,8 @@ TIMELINE: list[Milestone] = [
               "February 2018, NAACL 2018", 5,
               "a biLM and the scalar mix"),
     Milestone(date(2018, 1, 18), "ULMFiT", _PLM, "Howard2018", "arXiv 1801.06146", 5,
-              "fine-tuning a pretrained LSTM language model (the history: chapter 1)"),
+              "fine-tuning a pretrained LSTM language model (the history: chapter 1)",
+              page="chapters/05b_elmo_in_use.ipynb"),
     Milestone(date(2018, 6, 11), "GPT", _PLM, "Radford2018", "OpenAI report and blog post", 8,
               "a small GPT, pretrained and fine-tuned"),
     Milestone(date(2018, 10, 11), "BERT", _PLM, "Devlin2019", "arXiv 1810.04805", 9,
@@ -303,8 +311,8 @@ def draw_scale():
     return fig
 
 
-def _link(chapter: int) -> str:
-    return f"[chapter {chapter}]({CHAPTER_FILES[chapter]})"
+def _link(m: Milestone) -> str:
+    return f"[chapter {m.chapter}]({m.file})"
 
 
 def _cite(key: str) -> str:
@@ -317,7 +325,7 @@ def timeline_table() -> str:
     for m in TIMELINE:
         venue = m.venue + (f" {_cite(m.later)}" if m.later else "")
         rows.append(f"| {m.when.day} {m.when:%b %Y} | {m.label} {_cite(m.key)} | {venue} | "
-                    f"{_link(m.chapter)}: {m.built} |")
+                    f"{_link(m)}: {m.built} |")
     return "\n".join(rows) + "\n"
 
 

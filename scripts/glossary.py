@@ -21,6 +21,7 @@ CHAPTERS = {
     "03_word_embeddings": "3 Word embeddings",
     "04_rnn_lstm": "4 RNN and LSTM",
     "05_elmo": "5 ELMo",
+    "05b_elmo_in_use": "5 Using ELMo",
     "06_attention": "6 Attention",
     "06b_self_attention": "6 Self-attention and multi-head attention",
     "07_transformer": "7 Transformer",
@@ -83,8 +84,8 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("ELMo", "ELMo", "Peters et al. (2018): word vectors taken from the layers of a pretrained bidirectional LSTM LM.", "05_elmo"),
     ("bidirectional language model (biLM)", "双向语言模型", "A forward and a backward LM trained together, sharing the input and output layers.", "05_elmo"),
     ("contextual embedding", "上下文相关词向量", "A word vector computed from the whole sentence, so one word gets different vectors in different contexts.", "05_elmo"),
-    ("scalar mix", "标量混合 (各层加权求和)", r"ELMo's $\gamma \sum_j \mathrm{softmax}(s)_j h_j$: a learnt weighting of the biLM's layers.", "05_elmo"),
-    ("feature-based pretraining", "基于特征的预训练", "Feeding a frozen pretrained model's outputs as extra features to a task model.", "05_elmo"),
+    ("scalar mix", "标量混合 (各层加权求和)", r"ELMo's $\gamma \sum_j \mathrm{softmax}(s)_j h_j$: a learnt weighting of the biLM's layers.", "05b_elmo_in_use"),
+    ("feature-based pretraining", "基于特征的预训练", "Feeding a frozen pretrained model's outputs as extra features to a task model.", "05b_elmo_in_use"),
     # 6 Attention
     ("attention", "注意力机制", "A weighted average of values, with weights from how well a query matches each key.", "06_attention"),
     ("query, key, value", "查询、键、值 (Q、K、V)", "The three projections of attention: what is sought, what is offered to match, what is returned.", "06_attention"),

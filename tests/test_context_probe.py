@@ -7,6 +7,7 @@ from lmcourse.context_probe import (
     group_folds,
     mean_se,
     naive_bayes_predict,
+    paired_p_value,
     probe_folds,
     robust_verdict,
     sense_labels,
@@ -60,6 +61,19 @@ def test_mean_se():
     assert m == 2.0 and se == pytest.approx(1 / 3 ** 0.5)
     with pytest.raises(ValueError, match="values"):
         mean_se([1.0])
+
+
+def test_paired_p_value_matches_scipys_paired_t_test():
+    from scipy.stats import ttest_rel
+    a, b = [0.71, 0.69, 0.74, 0.70, 0.72], [0.66, 0.67, 0.70, 0.63, 0.69]
+    m, se = mean_se([x - y for x, y in zip(a, b)])
+    assert paired_p_value(m, se, n=5) == pytest.approx(ttest_rel(a, b).pvalue, rel=1e-9)
+    assert paired_p_value(2.0, 1.0) == pytest.approx(0.1161, abs=1e-4)       # t = 2 on 4 degrees of freedom
+    assert paired_p_value(-2.0, 1.0, n=5) == paired_p_value(2.0, 1.0, n=5)   # two-sided
+    with pytest.raises(ValueError, match="se"):
+        paired_p_value(0.1, 0.0)
+    with pytest.raises(ValueError, match="n"):
+        paired_p_value(0.1, 0.05, n=1)
 
 
 def test_encoder_word_vectors_pick_the_first_piece_of_the_word_and_ignore_padding():

@@ -12,6 +12,7 @@ from lmcourse.elmo import (
     reverse_padded,
     tagging_loss,
     tagging_scores,
+    untrained_bilm,
 )
 from lmcourse.vocab import Vocab
 
@@ -202,3 +203,21 @@ def test_char_cnn_gives_every_string_a_vector():
     assert cnn.chars.weight.grad is not None
     with pytest.raises(ValueError, match="words"):
         cnn.encode([])
+
+
+def test_untrained_bilm_keeps_the_word_table_and_redraws_the_rest():
+    bilm = small_bilm()
+    fresh, again = untrained_bilm(bilm, seed=3), untrained_bilm(bilm, seed=3)
+    assert (fresh.vocab_size, fresh.d_model, fresh.num_layers) == (20, 6, 2)
+    assert torch.equal(fresh.embedding.weight, bilm.embedding.weight)
+    assert fresh.embedding.weight.data_ptr() != bilm.embedding.weight.data_ptr()      # a copy, not shared
+    assert not torch.equal(fresh.softmax.weight, bilm.softmax.weight)
+    for name, p in fresh.state_dict().items():                                         # the seed fixes the draw
+        assert torch.equal(p, again.state_dict()[name]), name
+    other = untrained_bilm(bilm, seed=4)
+    assert not torch.equal(other.forward_lstm[0].state_dict()["cells.0.weight_ih"],
+                           fresh.forward_lstm[0].state_dict()["cells.0.weight_ih"])
+    with pytest.raises(TypeError, match="bilm"):
+        untrained_bilm(torch.nn.Linear(2, 2), seed=0)
+    with pytest.raises(ValueError, match="seed"):
+        untrained_bilm(bilm, seed=-1)
