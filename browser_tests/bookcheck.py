@@ -42,7 +42,8 @@ KINDS = {
     "image": "an <img> that did not load",
     "link": "an internal link to a file that does not exist",
     "fragment": "an internal link to an #anchor that does not exist on its target page",
-    "docutils": "a rendered Sphinx/docutils error (system-message or problematic element)",
+    "docutils": "a rendered Sphinx/docutils error (system-message or problematic element, or a "
+                "cross-reference left unresolved)",
     "traceback": "a notebook output that is an error traceback",
     "math": "math that MathJax did not typeset",
     "widget": "a saved widget view that did not render",
@@ -197,7 +198,11 @@ _COLLECT = """() => {
     images: [...document.images].map(img => ({src: img.getAttribute('src') || '',
         ok: img.complete && img.naturalWidth > 0})),
     links: [...document.querySelectorAll('a[href]')].map(a => a.href),
-    docutils: [...document.querySelectorAll('.system-message, .problematic')].map(text),
+    docutils: [...document.querySelectorAll('.system-message, .problematic')].map(text).concat(
+        // a cross-reference Sphinx could not resolve is left as text, outside any link ("section %%s"
+        // for a {numref} to an unnumbered heading, which Sphinx does not warn about)
+        [...document.querySelectorAll('.xref')].filter(x => !x.closest('a'))
+            .map(x => 'unresolved cross-reference: ' + text(x))),
     tracebacks: [...document.querySelectorAll('.output.traceback, .output.error')].map(text),
     math: document.querySelectorAll('.math, span.math, div.math').length,
     typeset: document.querySelectorAll('mjx-container').length,
