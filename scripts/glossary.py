@@ -20,7 +20,7 @@ CHAPTERS = {
     "02_language_models": "2 Language models",
     "03_word_embeddings": "3 Word embeddings",
     "04_rnn_lstm": "4 RNN and LSTM",
-    "04b_char_lm_clipping": "4 A character language model and truncated BPTT",
+    "04b_char_lm": "4 A character language model and truncated BPTT",
     "04c_gradient_clipping": "4 Gradient clipping and the cliff",
     "05_elmo": "5 ELMo",
     "05b_elmo_in_use": "5 Using ELMo",
@@ -81,7 +81,7 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("forget gate", "遗忘门", "The LSTM gate (added in 2000) that decides how much of the old cell state to keep.", "04_rnn_lstm"),
     ("cell state", "细胞状态", "The LSTM's memory line, updated by addition rather than by repeated matrix products.", "04_rnn_lstm"),
     ("GRU", "门控循环单元", "Cho et al. (2014): a lighter gated RNN with update and reset gates and no separate cell.", "04_rnn_lstm"),
-    ("truncated backpropagation through time (truncated BPTT)", "截断的随时间反向传播", "BPTT within windows of k steps: the state may cross a window's boundary, the gradient does not.", "04b_char_lm_clipping"),
+    ("truncated backpropagation through time (truncated BPTT)", "截断的随时间反向传播", "BPTT within windows of k steps: the state may cross a window's boundary, the gradient does not.", "04b_char_lm"),
     ("gradient clipping", "梯度裁剪", "Rescaling the gradient when its norm exceeds a threshold.", "04c_gradient_clipping"),
     # 5 ELMo
     ("ELMo", "ELMo", "Peters et al. (2018): word vectors taken from the layers of a pretrained bidirectional LSTM LM.", "05_elmo"),
