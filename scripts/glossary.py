@@ -135,7 +135,7 @@ TERMS: list[tuple[str, str, str, str]] = [
     ("segment embedding", "分段嵌入 / 文本向量", "One of two learnt vectors added to every token of sentence A or sentence B.", "09_bert"),
     ("[CLS] and [SEP]", "[CLS] 与 [SEP]", "Special tokens: [CLS] starts the input and its vector feeds sentence-level heads; [SEP] ends each sentence.", "09_bert"),
     ("extractive question answering", "抽取式问答", "Answering with a span of the given passage, by predicting its start and end positions.", "09b_bert_in_use"),
-    ("part-of-speech tagging", "词性标注", "Labelling every word with its grammatical class (noun, verb, ...): a token-level task.", "09b_bert_in_use"),
+    ("part-of-speech tagging", "词性标注", "Labelling every word with its grammatical class (noun, verb, ...): a token-level task.", "05_elmo"),
     ("mean pooling", "平均池化", "Averaging a sentence's token vectors (padding excluded) into one sentence vector.", "09b_bert_in_use"),
     ("label smoothing", "标签平滑", "Training against targets that give a little probability (0.1 in all, in the Transformer) to the wrong classes; BERT did not use it.", "09_bert"),
     ("whole word masking", "全词掩码", "Masking all WordPiece pieces of a word together rather than single pieces.", "09_bert"),
