@@ -125,7 +125,7 @@ def mean_se(values) -> tuple[float, float]:
     return t.mean().item(), (t.std() / len(t) ** 0.5).item()
 
 
-def paired_p_value(mean: float, se: float, n: int = 5) -> float:
+def paired_p_value(mean: float, se: float, n: int) -> float:
     """Two-sided p-value of a paired t-test on n folds or seeds whose differences have mean ``mean`` and
     standard error ``se`` (as `mean_se` gives them): the t statistic mean / se on n - 1 degrees of freedom."""
     from scipy.stats import t as student_t

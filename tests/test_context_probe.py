@@ -68,10 +68,10 @@ def test_paired_p_value_matches_scipys_paired_t_test():
     a, b = [0.71, 0.69, 0.74, 0.70, 0.72], [0.66, 0.67, 0.70, 0.63, 0.69]
     m, se = mean_se([x - y for x, y in zip(a, b)])
     assert paired_p_value(m, se, n=5) == pytest.approx(ttest_rel(a, b).pvalue, rel=1e-9)
-    assert paired_p_value(2.0, 1.0) == pytest.approx(0.1161, abs=1e-4)       # t = 2 on 4 degrees of freedom
+    assert paired_p_value(2.0, 1.0, n=5) == pytest.approx(0.1161, abs=1e-4)       # t = 2 on 4 degrees of freedom
     assert paired_p_value(-2.0, 1.0, n=5) == paired_p_value(2.0, 1.0, n=5)   # two-sided
     with pytest.raises(ValueError, match="se"):
-        paired_p_value(0.1, 0.0)
+        paired_p_value(0.1, 0.0, n=5)
     with pytest.raises(ValueError, match="n"):
         paired_p_value(0.1, 0.05, n=1)
 
