@@ -32,6 +32,8 @@ CASES = [
     (module("lmcourse.embedding_benchmark"), ["--seeds", "two"], "--seeds"),
     (module("lmcourse.embedding_benchmark"), ["--out", "{dir}"], "--out"),
     (module("lmcourse.pretrain"), ["bogus"], "NAME"),
+    (module("lmcourse.qa_tagging"), ["--out", "{dir}"], "--out"),
+    (module("lmcourse.qa_tagging"), ["--bogus"], "--bogus"),
     (module("lmcourse.pretrain"), ["--smoke", "gpt"], "--smoke"),
     (module("lmcourse.pretrain"), ["--smoke", "--out", "{file}", "gpt"], "--out"),
     (module("lmcourse.pretrain"), ["--check", "--out", "{dir}", "gpt"], "--check"),
