@@ -73,7 +73,7 @@ class Recipe:
 
 
 RECIPES = {
-    "gpt": Recipe(vocab_size=2048, d_model=96, num_layers=3, seq_len=128, batch_size=32, steps=480, lr=3e-3),
+    "gpt": Recipe(vocab_size=2048, d_model=96, num_layers=3, seq_len=128, batch_size=32, steps=960, lr=3e-3),
     "bert": Recipe(vocab_size=2048, d_model=96, num_layers=3, seq_len=32, batch_size=128, steps=2400, lr=1e-3,
                    position_scale=0.1),
     "elmo": Recipe(vocab_size=4000, d_model=96, num_layers=2, seq_len=32, batch_size=32, steps=5000, lr=1e-2),
