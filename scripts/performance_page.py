@@ -327,7 +327,7 @@ def _gpu_section(path: Path) -> list[str]:
     out.append(f"\nA step of the {main['steps']:,}-step run took {step_ms:.1f} ms on average; at the measured peak "
                f"the model's FLOPs would take {peak_ms:.1f} ms. The gap is not the GPU's arithmetic: a model this "
                f"small runs many small kernels, and each step also draws its windows from the token file on the host "
-               f"and reads its loss back (this page has not timed those apart).")
+               f"and reads its loss back; the next section times these apart.")
     same = [r for r in g["runs"] if r["machine"] == 2 and r["setup"].startswith("bf16")]
     if len(same) == 2:
         compiled, eager = sorted(same, key=lambda r: "no compile" in r["setup"])
@@ -359,6 +359,48 @@ def _gpu_section(path: Path) -> list[str]:
             f"Training loss (every step) and held-out loss (every {g['save_every']} steps) of the run on the "
             f"{g['gpu']}, with the unigram baseline"
             + (f": after step {step} the model overfits the small corpus." if turned else "."), "```\n"]
+    return out
+
+
+def _gpu_step_section(path: Path) -> list[str]:
+    """Where a GPU training step goes (``python -m benchmarks.gpu_step``), if it has been measured."""
+    if not path.exists():
+        return []
+    g = json.loads(path.read_text(encoding="utf-8"))
+    run = {(r["loop"], r["compiled"], r["batch"]): r for r in g["runs"]}
+    b = g["batch"]
+    fit, queued, graphs = run["fit", True, b], run["queued", True, b], run["queued, CUDA graphs", True, b]
+    big, big_graphs = run["queued", True, 4 * b], run["queued, CUDA graphs", True, 4 * b]
+    out = ["### Where a step goes\n",
+           f"Measured on an {g['device']} on {g['date']} with PyTorch {g['torch']}, code of {_commit(g)}, by "
+           f"`{g['command']}`: the model and batches of the run above, bf16 autocast, on the same token file; "
+           f"{g['steps']} timed steps after {g['warm_up_steps']} warm-up steps each, and the kernels' own time "
+           f"summed by PyTorch's profiler over {g['profiled_steps']} more. \"fit\" is the training loop of "
+           f"`lmcourse.train.fit` as the scale command runs it (a batch drawn on the host, copied, the loss read "
+           f"back every step); \"queued\" has every batch on the GPU already and reads the losses back once at "
+           f"the end, so the host can run ahead of the GPU; \"CUDA graphs\" is compiled with "
+           f"`mode=\"reduce-overhead\"`, which records the forward and the backward pass as CUDA graphs and replays "
+           f"each with one launch, and uses a fused AdamW.\n",
+           "| loop | compiled | batch | ms per step | kernels' time, ms per step | kernels per step | tokens/s | MFU |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    out += [f"| {r['loop']} | {'yes' if r['compiled'] else 'no'} | {r['batch']} | {r['ms_per_step']:.1f} | "
+            + (f"{r['kernel_ms_per_step']:.1f} | {r['kernels_per_step']} | " if "kernels_per_step" in r
+               else "- | - | ")
+            + f"{r['tokens_per_s']:,.0f} | {r['mfu']:.3f} |" for r in g["runs"]]
+    out.append(f"\nMFU here is against {g['peak_tflops']:.1f} TFLOP/s, the matrix-product peak measured in the same "
+               f"run. Drawing a batch of {b} windows from the token file takes {g['host_windows_ms']:.2f} ms on the "
+               f"host, and the compiled step as `fit` takes it ({fit['ms_per_step']:.1f} ms) is within "
+               f"{abs(fit['ms_per_step'] - queued['ms_per_step']):.1f} ms of the queued one "
+               f"({queued['ms_per_step']:.1f} ms): neither the data nor reading the loss back every step is the cost. "
+               f"The kernels are busy for {queued['kernel_ms_per_step']:.1f} of those {queued['ms_per_step']:.1f} ms: "
+               f"the GPU waits for the host to launch about {queued['kernels_per_step']} kernels a step. Replayed "
+               f"as a CUDA graph, the step takes {graphs['ms_per_step']:.1f} ms "
+               f"({graphs['tokens_per_s'] / queued['tokens_per_s']:.1f} times the tokens/s). With a batch of "
+               f"{4 * b} the kernels fill the step ({big['kernel_ms_per_step']:.1f} of {big['ms_per_step']:.1f} ms) "
+               f"and CUDA graphs change little ({big_graphs['ms_per_step']:.1f} ms); MFU reaches "
+               f"{max(big['mfu'], big_graphs['mfu']):.2f}. `lmcourse.scale` does not use CUDA graphs: at this "
+               f"model size a larger batch (which is also a different optimisation) or a larger model fills the "
+               f"GPU.\n")
     return out
 
 
@@ -415,6 +457,7 @@ def render(root: Path = ROOT) -> str:
     out = [HEADER] + _newest_section(newest) + _history_section(history)
     out += _corpus_section(root / "benchmarks" / "scale_results.json")
     out += _gpu_section(root / "benchmarks" / "gpu_results.json")
+    out += _gpu_step_section(root / "benchmarks" / "gpu_step_results.json")
     return "\n".join(out).rstrip() + "\n"
 
 

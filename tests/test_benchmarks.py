@@ -154,6 +154,21 @@ def test_performance_page_without_a_run_of_recorded_code_and_with_a_gpu_run(tmp_
     assert "NVIDIA H100 on 2026-02-01" in gpu_section and "commit `eeeeeeeeee`" in gpu_section
     assert "| 250,000 |" in gpu_section
     assert "```{figure} figures/gpu_loss.png" in gpu_section and "{numref}`fig-gpu-loss`" in gpu_section
+    assert "### Where a step goes" not in text                     # no step breakdown recorded: none shown
+
+
+def test_performance_page_says_where_a_gpu_step_goes(tmp_path):
+    from test_book_pages import _script
+    page = _script("performance_page")
+    step = json.loads((ROOT / "benchmarks" / "gpu_step_results.json").read_text())
+    queued = next(r for r in step["runs"] if r["loop"] == "queued" and r["compiled"] and r["batch"] == step["batch"])
+    queued.update(ms_per_step=40.0, kernel_ms_per_step=9.5, tokens_per_s=400000.0)
+    (tmp_path / "gpu_step_results.json").write_text(json.dumps(step))
+    text = "\n".join(page._gpu_step_section(tmp_path / "gpu_step_results.json"))
+    assert "| queued | yes | 64 | 40.0 | 9.5 |" in text
+    assert "busy for 9.5 of those 40.0 ms" in text
+    graphs = next(r for r in step["runs"] if r["loop"] == "queued, CUDA graphs" and r["batch"] == step["batch"])
+    assert f"({graphs['tokens_per_s'] / 400000:.1f} times the tokens/s)" in text
 
 
 def test_saving_keeps_each_machines_latest_run(tmp_path, monkeypatch):
