@@ -181,3 +181,15 @@ def test_figure_names_are_unique_and_every_reference_resolves():
     duplicates = sorted({name for name in names if names.count(name) > 1})
     assert not duplicates, f"figure names used twice: {duplicates}"
     assert referenced <= set(names), f"references to no figure: {sorted(referenced - set(names))}"
+
+
+def test_the_corrections_index_explains_unused_numbers():
+    index = _script("corrections_index")
+    assert index.unused_numbers([1, 2, 3]) == []
+    assert index.unused_numbers([1, 2, 26, 30, 32]) == [3, *range(4, 26), 27, 28, 29, 31]
+    assert index._spans([27, 28, 29, 40]) == "27 to 29 and 40"
+    assert index._spans([5]) == "5" and index._spans([5, 6, 9]) == "5, 6 and 9"
+    text = (ROOT / "corrections.md").read_text(encoding="utf-8")
+    numbers = sorted({b[0] for b in index.find_corrections(ROOT)})
+    if gaps := index.unused_numbers(numbers):
+        assert index._spans(gaps) in text and "not used" in text
