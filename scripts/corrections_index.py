@@ -77,8 +77,8 @@ def render(root: Path = ROOT) -> str:
 
 
 #: why the numbering may skip: printed under the table whenever it does
-GAP_NOTE = ("{Numbers} {numbers} {verb} not used: no correction is missing. Corrections 1 to 22 are the "
-            "ones the course plan lists; the later ones were numbered as the chapters that make them were "
+GAP_NOTE = ("{Numbers} {numbers} {verb} not used: no correction is missing. Corrections 1 to 22 were listed when "
+            "the course was planned; the later ones were numbered as the chapters that make them were "
             "written, and a correction keeps its number for good, since the chapters cite corrections by "
             "their numbers.")
 
