@@ -83,7 +83,7 @@ def test_a_student_starts_at_the_unigram_of_its_words_and_names_bad_arguments(da
 
 def test_a_run_pairs_the_arms_stops_early_and_names_bad_arguments(monkeypatch, data):
     monkeypatch.setattr(dl, "SETTINGS", TINY)
-    tiny = {**data, "train": data["train"][:301]}
+    tiny = {**data, "train": data["train"][:301], "valid": data["valid"][:500], "test": data["test"][:500]}
     runs = {arm: dl.run(arm, 0, tiny) for arm in dl.ARMS}
     assert len({r["valid_ce"][0] for r in runs.values()}) == 1            # the same initial student
     for r in runs.values():
