@@ -41,8 +41,8 @@ from lmcourse.electra import ReplacedTokenDetector, TinyEncoder, detection_metri
 from lmcourse.masking import IGNORE_INDEX, MaskedBatch, mask_tokens
 from lmcourse.parallel import parallel_map
 from lmcourse.pretrain import unigram_loss
-from lmcourse.sentence_ends import sentence_end_windows
 from lmcourse.seed import set_seed
+from lmcourse.sentence_ends import sentence_end_windows
 from lmcourse.tokenize import word_tokenize
 from lmcourse.train import fit, save_record
 from lmcourse.validate import check_float, check_int, check_probability, check_token_ids, check_type, load_record
@@ -476,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     V = len(streams.vocab)
     budget = compute_budget(SETTINGS, V)
     for name, value in budget.items():
-        print(f"{name:20s} {value:,.0f}" + (" FLOPs" if "step" in name and "steps" not in name or "total" in name
+        print(f"{name:20s} {value:,.0f}" + (" FLOPs" if name.endswith(("step", "total")) and "tokens" not in name
                                               else ""))
     f = SETTINGS["finetune"]
     baselines = sentence_end_baselines(sentence_end_data(streams, f["fit_windows"], f["test_windows"],

@@ -34,6 +34,8 @@ CASES = [
     (module("lmcourse.pretrain"), ["bogus"], "NAME"),
     (module("lmcourse.qa_tagging"), ["--out", "{dir}"], "--out"),
     (module("lmcourse.qa_tagging"), ["--bogus"], "--bogus"),
+    (module("lmcourse.electra_small"), ["--out", "{dir}"], "--out"),
+    (module("lmcourse.electra_small"), ["--bogus"], "--bogus"),
     (module("lmcourse.pretrain"), ["--smoke", "gpt"], "--smoke"),
     (module("lmcourse.pretrain"), ["--smoke", "--out", "{file}", "gpt"], "--out"),
     (module("lmcourse.pretrain"), ["--check", "--out", "{dir}", "gpt"], "--check"),

@@ -13,6 +13,7 @@ from lmcourse.plots import (  # noqa: E402
     plot_embeddings_2d,
     plot_heatmap,
     plot_history,
+    plot_paired_seeds,
     plot_timeline,
     smooth,
 )
@@ -82,6 +83,20 @@ def test_plot_timeline_stacks_overlapping_labels():
     assert heights["a"] == heights["c"] < heights["b"]
     with pytest.raises(ValueError, match="events must not be empty"):
         plot_timeline([])
+
+
+def test_plot_paired_seeds_draws_each_seed_and_the_differences():
+    scores = {"a": [0.6, 0.7, 0.65], "b": [0.55, 0.6, 0.62]}
+    axes = plot_paired_seeds(scores, {"chance": 0.5}, "AUC", pairs=[("a", "b")])
+    assert len(axes) == 2 and [t.get_text() for t in axes[0].get_xticklabels()] == ["a", "b"]
+    assert len(axes[0].lines) >= 3 + 2 + 1                     # one grey line per seed, dots per arm, the baseline
+    diffs = np.asarray(axes[1].lines[0].get_ydata())
+    assert np.allclose(diffs, np.subtract(scores["a"], scores["b"]))
+    plt.close("all")
+    with pytest.raises(ValueError, match="scores"):
+        plot_paired_seeds({"a": [0.6, 0.7], "b": [0.5]})
+    with pytest.raises(ValueError, match="pairs"):
+        plot_paired_seeds(scores, pairs=[("a", "c")])
 
 
 def test_show_source_returns_the_code():
