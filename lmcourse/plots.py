@@ -206,3 +206,31 @@ def plot_paired_seeds(scores: Mapping[str, Sequence[float]], baselines: Mapping[
         ax.set(ylabel=f"difference in {ylabel}", title="paired differences, mean ± 2 SE")
         ax.grid(alpha=0.3, axis="y")
     return axes
+
+
+def plot_flagged_tokens(rows: Sequence[Mapping], threshold: float | None = None, ax=None):
+    """One sentence read by a replaced-token detector: a bar per token of its P(replaced), orange where
+    the token really was replaced (its tick label gives the shown word over the original in brackets),
+    blue where it is original; ``threshold`` as a dashed line. rows: dicts with ``shown``, ``original``,
+    ``replaced``, ``p_replaced`` (:func:`lmcourse.electra_small.flagged_tokens`)."""
+    check_nonempty(rows, "rows")
+    missing = {"shown", "original", "replaced", "p_replaced"} - set(rows[0])
+    if missing:
+        raise ValueError(f"rows must carry shown, original, replaced and p_replaced; missing {sorted(missing)}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(rows)), 3.4))
+    colours = ["#E69F00" if r["replaced"] else "#56B4E9" for r in rows]
+    ax.bar(range(len(rows)), [r["p_replaced"] for r in rows], color=colours, edgecolor="0.3", lw=0.5)
+    labels = [f"{r['shown']}\n({r['original']})" if r["replaced"] else r["shown"] for r in rows]
+    ax.set_xticks(range(len(rows)), labels, rotation=60, ha="right", fontsize=8)
+    for tick, r in zip(ax.get_xticklabels(), rows):
+        if r["replaced"]:
+            tick.set_color("#B05E00")
+    if threshold is not None:
+        ax.axhline(threshold, ls="--", color="0.4", lw=1, label=f"threshold {threshold:g}")
+    ax.bar([], [], color="#E69F00", label="replaced by the generator (original in brackets)")
+    ax.bar([], [], color="#56B4E9", label="original")
+    top = 1.15 * max(max(r["p_replaced"] for r in rows), threshold or 0.0)
+    ax.set(ylabel="P(replaced), discriminator", ylim=(0, top))
+    ax.legend(fontsize=8, loc="upper right")
+    return ax
