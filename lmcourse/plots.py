@@ -4,6 +4,7 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.patches import Patch
 
 from lmcourse.validate import check_nonempty, check_type
 
@@ -193,7 +194,10 @@ def plot_paired_seeds(scores: Mapping[str, Sequence[float]], baselines: Mapping[
     ax.set_xticks(range(len(names)), names)
     ax.set(ylabel=ylabel, title="each seed (dots, joined), mean ± 1 SE (squares)")
     if baselines:
-        ax.legend(fontsize=8, loc="best")
+        shown = np.concatenate([seeds.ravel(), list(baselines.values())])
+        pad = 0.12 * (shown.max() - shown.min() or 1.0)
+        ax.set_ylim(shown.min() - pad, shown.max() + 2 * pad)        # room for the legend above the lines
+        ax.legend(fontsize=8, loc="upper center", ncol=len(baselines))
     ax.grid(alpha=0.3, axis="y")
     if pairs:
         ax = axes[1]
@@ -228,9 +232,9 @@ def plot_flagged_tokens(rows: Sequence[Mapping], threshold: float | None = None,
             tick.set_color("#B05E00")
     if threshold is not None:
         ax.axhline(threshold, ls="--", color="0.4", lw=1, label=f"threshold {threshold:g}")
-    ax.bar([], [], color="#E69F00", label="replaced by the generator (original in brackets)")
-    ax.bar([], [], color="#56B4E9", label="original")
+    handles = [Patch(color="#E69F00", label="replaced by the generator (original in brackets)"),
+               Patch(color="#56B4E9", label="original")]
     top = 1.15 * max(max(r["p_replaced"] for r in rows), threshold or 0.0)
     ax.set(ylabel="P(replaced), discriminator", ylim=(0, top))
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(handles=handles + ax.get_legend_handles_labels()[0], fontsize=8, loc="upper right")
     return ax
