@@ -39,6 +39,8 @@ CASES = [
     (module("lmcourse.dynamic_masking"), ["--bogus"], "--bogus"),
     (module("lmcourse.distillation"), ["--out", "{dir}"], "--out"),
     (module("lmcourse.distillation"), ["--bogus"], "--bogus"),
+    (module("lmcourse.electra_small"), ["--out", "{dir}"], "--out"),
+    (module("lmcourse.electra_small"), ["--bogus"], "--bogus"),
     (module("lmcourse.pretrain"), ["--smoke", "gpt"], "--smoke"),
     (module("lmcourse.pretrain"), ["--smoke", "--out", "{file}", "gpt"], "--out"),
     (module("lmcourse.pretrain"), ["--check", "--out", "{dir}", "gpt"], "--check"),
