@@ -266,3 +266,27 @@ def train_test_split(items: list, test_fraction: float, seed: int = 0) -> tuple[
     order = np.random.default_rng(seed).permutation(len(items))
     n_test = min(max(1, round(len(items) * test_fraction)), len(items) - 1)
     return [items[i] for i in order[n_test:]], [items[i] for i in order[:n_test]]
+
+
+@functools.cache
+def _news_word_streams(min_freq: int) -> tuple:
+    from lmcourse.tokenize import word_tokenize
+    from lmcourse.vocab import Vocab
+    documents = {split: [word_tokenize(d) for d in news_documents(split)] for split in ("train", "valid", "test")}
+    vocab = Vocab.from_texts(documents["train"], min_freq=min_freq, specials=NEWS_WORD_SPECIALS)
+    streams = {split: torch.tensor([i for doc in docs for i in vocab.encode(doc)]) for split, docs in documents.items()}
+    return vocab, streams
+
+
+#: the special entries of :func:`news_word_streams`' vocabulary (ids 0, 1, 2)
+NEWS_WORD_SPECIALS = ("<pad>", "<unk>", "[MASK]")
+
+
+def news_word_streams(min_freq: int = 3):
+    """(vocab, {"train", "valid", "test": (n,) int64 ids}): the news articles as word ids, each split
+    one stream, with a vocabulary of the training words seen ``min_freq`` times or more and
+    :data:`NEWS_WORD_SPECIALS` (chapter 10's corpus). Computed once per ``min_freq``; the streams
+    are copies, so a caller may change them."""
+    check_int(min_freq, "min_freq", minimum=1)
+    vocab, streams = _news_word_streams(min_freq)
+    return vocab, {split: ids.clone() for split, ids in streams.items()}

@@ -5,16 +5,41 @@ BERT's data pipeline drew the masks once, while writing the training files: with
 RoBERTa draws a fresh mask every time a sequence is fed to the model. This module produces the
 masks each scheme shows over the epochs, using :func:`lmcourse.masking.mask_tokens`, and trains a
 small masked LM (:class:`TinyMLM`) on them to compare the schemes.
+
+The comparison (:func:`run`, :data:`SETTINGS`): the same TinyMLM, with the same initial weights per
+seed, trains on the first 768 sequences of 32 words of the news corpus under each scheme for up to
+40 epochs (BERT's count), scored after every epoch on masked validation text with fixed masks. It
+stops when the validation loss has not fallen for ``patience`` epochs (after at least the equal
+budget of ``budget_epochs``); the best epoch's weights are then scored once on the test articles.
+A unigram model fitted on the same 768 sequences (:func:`unigram_lines`) is the level a model must
+beat to have learned anything from the context. Fifteen runs take several minutes of two cores, so
+they are computed once::
+
+    python -m lmcourse.dynamic_masking    # writes lmcourse/checkpoints/dynamic_masking.json
+
+under the reference settings (numerics.env); :func:`recorded_runs` reads the file after checking its
+settings and SHA-256, and :func:`plot_masking_runs` draws it.
 """
+import argparse
+import copy
+import math
+from pathlib import Path
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lmcourse.data import random_windows
+from lmcourse.cli import output_file
+from lmcourse.context_probe import mean_se
+from lmcourse.data import news_word_streams, random_windows
 from lmcourse.electra import TinyEncoder
 from lmcourse.masking import IGNORE_INDEX, MaskedBatch, mask_tokens
-from lmcourse.seed import DEFAULT_DEVICE
-from lmcourse.validate import check_int, check_type
+from lmcourse.mlm_eval import unigram_loss
+from lmcourse.parallel import parallel_map
+from lmcourse.positional import sinusoidal_encoding
+from lmcourse.seed import DEFAULT_DEVICE, set_seed
+from lmcourse.train import fit, save_record
+from lmcourse.validate import check_float, check_int, check_type, load_record
 
 
 def masked_epochs(input_ids: torch.Tensor, num_epochs: int, num_copies: int | None,
@@ -82,12 +107,21 @@ def mlm_batches(stream, num_batches: int, batch_size: int, seq_len: int, mask_id
 
 class TinyMLM(TinyEncoder):
     """A small masked language model: a :class:`~lmcourse.electra.TinyEncoder` and a linear layer
-    to the vocabulary. forward(ids (B, T)) -> logits (B, T, vocab_size)."""
+    to the vocabulary. forward(ids (B, T)) -> logits (B, T, vocab_size).
+
+    ``position_scale > 0`` starts the learned position table as that many times the sinusoids
+    (:func:`lmcourse.positional.sinusoidal_encoding`) instead of random, as chapter 9's BERT does:
+    with a random table a small masked LM sits at the unigram line for long (chapter 9)."""
 
     def __init__(self, vocab_size: int, d_model: int = 64, num_heads: int = 4, num_layers: int = 2,
-                 d_ff: int | None = None, max_len: int = 128, device: str | torch.device = DEFAULT_DEVICE):
+                 d_ff: int | None = None, max_len: int = 128, position_scale: float = 0.0,
+                 device: str | torch.device = DEFAULT_DEVICE):
         super().__init__(vocab_size, d_model, num_heads, num_layers, d_ff, max_len)
+        check_float(position_scale, "position_scale", minimum=0.0)
         self.head = nn.Linear(d_model, vocab_size)
+        if position_scale:       # start the learned position table as sinusoids: neighbours start alike
+            with torch.no_grad():
+                self.pos.weight.copy_(position_scale * sinusoidal_encoding(max_len, d_model))
         self.to(device)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
@@ -103,3 +137,173 @@ def mlm_loss(model: "TinyMLM", batch: MaskedBatch) -> torch.Tensor:
     chosen = batch.labels != IGNORE_INDEX                                    # (B, T)
     logits = model.head(model.encode(batch.input_ids)[chosen])               # (N, C) -> (N, V)
     return F.cross_entropy(logits, batch.labels[chosen])
+
+
+#: scheme -> number of static masks (None: a new mask every epoch)
+SCHEMES = {"static, 1 mask": 1, "static, 10 masks (BERT)": 10, "dynamic (RoBERTa)": None}
+SETTINGS = {"sequences": 768, "seq_len": 32, "batch_size": 32, "eval_sequences": 160, "eval_masks": 2,
+            "d_model": 32, "num_heads": 2, "num_layers": 2, "position_scale": 1.0, "lr": 3e-3,
+            "max_epochs": 40, "budget_epochs": 15, "patience": 8, "seeds": [0, 1, 2, 3, 4],
+            "schemes": list(SCHEMES)}
+RESULTS = Path(__file__).parent / "checkpoints" / "dynamic_masking.json"
+_SPECIAL_IDS = (0, 2)          # <pad> and [MASK] are never chosen (news_word_streams' ids)
+
+
+def masking_data() -> dict:
+    """The experiment's data: ``train`` (sequences, seq_len) ids, ``valid`` and ``test`` lists of
+    :class:`MaskedBatch` with fixed masks (the same for every model), ``mask_id``, ``vocab_size``."""
+    vocab, streams = news_word_streams()
+    s = SETTINGS
+    mask_id, vocab_size = vocab["[MASK]"], len(vocab)
+
+    def masked(split, offset):
+        ids = streams[split][: s["eval_sequences"] * s["seq_len"]].view(s["eval_sequences"], s["seq_len"])
+        return [mask_tokens(ids, mask_id, vocab_size, _SPECIAL_IDS, generator=torch.Generator().manual_seed(offset + k))
+                for k in range(s["eval_masks"])]
+
+    train = streams["train"][: s["sequences"] * s["seq_len"]].view(s["sequences"], s["seq_len"])
+    return {"train": train, "valid": masked("valid", 100), "test": masked("test", 200), "mask_id": mask_id,
+            "vocab_size": vocab_size}
+
+
+def unigram_lines(data: dict | None = None) -> dict[str, float]:
+    """{"valid", "test"}: the loss (nats) at the masked positions of a unigram model (add-one) fitted
+    on the same training sequences: the level of a model that learned nothing from the context."""
+    data = masking_data() if data is None else data
+    return {split: unigram_loss(data["train"], torch.cat([b.labels[b.chosen] for b in data[split]]),
+                                data["vocab_size"]) for split in ("valid", "test")}
+
+
+def masked_loss(model: TinyMLM, batches: list[MaskedBatch]) -> float:
+    """Mean :func:`mlm_loss` over ``batches`` (fixed masks), without gradients."""
+    check_type(model, "model", TinyMLM)
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        loss = sum(mlm_loss(model, b).item() for b in batches) / len(batches)
+    model.train(was_training)
+    return loss
+
+
+def _batches(m: MaskedBatch, size: int) -> list[MaskedBatch]:
+    """An epoch's masked copy of the training sequences, cut into batches in order."""
+    return [MaskedBatch(*(getattr(m, f)[i:i + size] for f in MaskedBatch.__dataclass_fields__))
+            for i in range(0, len(m.input_ids), size)]
+
+
+def run(scheme: str, seed: int, data: dict | None = None, max_epochs: int | None = None) -> dict:
+    """One TinyMLM trained under ``scheme`` (a key of :data:`SCHEMES`) with ``seed`` (its initial
+    weights and its masks: every scheme's first masks are the same draws), scored on the validation
+    masks after every epoch; early stopping as in the module's docstring. ``max_epochs`` (default
+    the settings') cuts the run short, for a quick rerun of its start.
+
+    Returns ``{scheme, seed, epochs, valid_loss (one per epoch), best_epoch, best_valid_loss,
+    test_loss_at_best, budget_valid_loss (None if the run stopped earlier)}``."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {tuple(SCHEMES)}, got {scheme!r}")
+    check_int(seed, "seed", minimum=0)
+    s = SETTINGS
+    max_epochs = s["max_epochs"] if max_epochs is None else max_epochs
+    check_int(max_epochs, "max_epochs", minimum=1, maximum=s["max_epochs"])
+    data = masking_data() if data is None else data
+    shown = masked_epochs(data["train"], max_epochs, SCHEMES[scheme], data["mask_id"], data["vocab_size"],
+                          _SPECIAL_IDS, generator=torch.Generator().manual_seed(seed))
+    set_seed(seed)                                        # the same initial weights under every scheme
+    model = TinyMLM(data["vocab_size"], s["d_model"], s["num_heads"], s["num_layers"], max_len=s["seq_len"],
+                    position_scale=s["position_scale"])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=s["lr"], weight_decay=0.0)
+    curve, best, best_state = [], math.inf, None
+    for epoch in range(max_epochs):
+        fit(model, mlm_loss, _batches(shown[epoch], s["batch_size"]), optimizer=optimizer, seed=None,
+            progress=False)
+        curve.append(round(masked_loss(model, data["valid"]), 5))
+        if curve[-1] < best:
+            best, best_epoch, best_state = curve[-1], epoch + 1, copy.deepcopy(model.state_dict())
+        if epoch + 1 >= s["budget_epochs"] and epoch + 1 - best_epoch >= s["patience"]:
+            break
+    model.load_state_dict(best_state)
+    budget = s["budget_epochs"]
+    return {"scheme": scheme, "seed": seed, "epochs": len(curve), "valid_loss": curve, "best_epoch": best_epoch,
+            "best_valid_loss": best, "test_loss_at_best": round(masked_loss(model, data["test"]), 5),
+            "budget_valid_loss": curve[budget - 1] if len(curve) >= budget else None}
+
+
+def experiment(processes: int | None = None) -> list[dict]:
+    """Every scheme with every seed of :data:`SETTINGS`, side by side (the longest runs first)."""
+    data = masking_data()
+    jobs = [(scheme, seed) for scheme in reversed(SCHEMES) for seed in SETTINGS["seeds"]]
+    runs = parallel_map(lambda job: run(*job, data=data), jobs, processes=processes, desc="masking runs")
+    return sorted(runs, key=lambda r: (list(SCHEMES).index(r["scheme"]), r["seed"]))
+
+
+def recorded_runs(path: str | Path = RESULTS) -> list[dict]:
+    """The recorded runs, after checking the file's settings and SHA-256 (``ValueError`` otherwise)."""
+    return load_record(path, SETTINGS)["runs"]
+
+
+def by_scheme(runs: list[dict], key: str) -> dict[str, torch.Tensor]:
+    """scheme -> (seeds,) the runs' ``key`` (e.g. ``"best_valid_loss"``), in seed order."""
+    check_type(runs, "runs", list)
+    out = {}
+    for scheme in SCHEMES:
+        chosen = sorted((r for r in runs if r["scheme"] == scheme), key=lambda r: r["seed"])
+        if not chosen:
+            raise ValueError(f"runs holds no run of {scheme!r}")
+        out[scheme] = torch.tensor([r[key] for r in chosen], dtype=torch.float64)
+    return out
+
+
+def paired_gaps(runs: list[dict], key: str, first: str, second: str) -> tuple[float, float]:
+    """Mean and standard error over seeds of ``first``'s ``key`` minus ``second``'s (paired by seed)."""
+    values = by_scheme(runs, key)
+    for name, scheme in (("first", first), ("second", second)):
+        if scheme not in SCHEMES:
+            raise ValueError(f"{name} must be one of {tuple(SCHEMES)}, got {scheme!r}")
+    return mean_se(values[first] - values[second])
+
+
+def plot_masking_runs(runs: list[dict], unigram: float, ax=None):
+    """Validation MLM loss per epoch of every run (one colour per scheme, one line per seed), each
+    run's best epoch marked, the unigram line and the equal budget drawn; returns the axes."""
+    import matplotlib.pyplot as plt
+    check_type(runs, "runs", list)
+    check_float(unigram, "unigram", minimum=0.0)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    for k, scheme in enumerate(SCHEMES):
+        chosen = [r for r in runs if r["scheme"] == scheme]
+        if not chosen:
+            raise ValueError(f"runs holds no run of {scheme!r}")
+        for i, r in enumerate(chosen):
+            ax.plot(range(1, r["epochs"] + 1), r["valid_loss"], color=f"C{k}", alpha=0.7, lw=1.2,
+                    label=f"{scheme} ({len(chosen)} seeds)" if i == 0 else None)
+            ax.plot(r["best_epoch"], r["best_valid_loss"], "o", color=f"C{k}", ms=4)
+    ax.axhline(unigram, color="0.3", ls="--", lw=1, label=f"unigram of the same text ({unigram:.2f})")
+    ax.axvline(SETTINGS["budget_epochs"], color="0.5", ls=":", lw=1, label="equal budget")
+    low = min(min(r["valid_loss"]) for r in runs)
+    ax.set(xlabel=f"epoch ({SETTINGS['sequences']} sequences of {SETTINGS['seq_len']} words)",
+           ylabel="validation MLM loss (nats)", ylim=(low - 0.1, unigram + 0.6),
+           title="The same small masked LM under three masking schemes (dots: best epochs)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lmcourse.dynamic_masking", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=output_file, default=RESULTS, help="the JSON file to write")
+    args = parser.parse_args(argv)
+    runs = experiment()
+    save_record(args.out, "python -m lmcourse.dynamic_masking", SETTINGS, runs)
+    lines = unigram_lines()
+    print(f"unigram of the training sequences: validation {lines['valid']:.3f}, test {lines['test']:.3f}")
+    for key in ("best_valid_loss", "test_loss_at_best", "budget_valid_loss"):
+        for scheme, values in by_scheme(runs, key).items():
+            mean, se = mean_se(values)
+            print(f"{key:18s} {scheme:24s} {mean:.3f} +- {se:.3f}")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

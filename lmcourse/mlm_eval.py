@@ -12,6 +12,23 @@ import torch
 from lmcourse.validate import check_float, check_int, check_token_ids, check_type
 
 
+def unigram_loss(train_ids: torch.Tensor, targets: torch.Tensor, vocab_size: int) -> float:
+    """Mean negative log-probability (nats) of ``targets`` (any shape) under add-one unigram counts
+    of ``train_ids`` (any shape): the no-context baseline a trained model must beat."""
+    check_int(vocab_size, "vocab_size", minimum=1)
+    for ids, name in ((train_ids, "train_ids"), (targets, "targets")):
+        check_type(ids, name, torch.Tensor)
+        if ids.dtype == torch.bool or ids.is_floating_point() or ids.is_complex():
+            raise TypeError(f"{name} must hold integer token ids, got {ids.dtype}")
+        if ids.numel() == 0:
+            raise ValueError(f"{name} must hold at least one id")
+        low, high = torch.stack(torch.aminmax(ids)).tolist()
+        if low < 0 or high >= vocab_size:
+            raise ValueError(f"{name} must lie in [0, {vocab_size}), found {low if low < 0 else high}")
+    counts = torch.bincount(train_ids.flatten(), minlength=vocab_size).double() + 1
+    return -(counts / counts.sum()).log()[targets].mean().item()
+
+
 class NeighbourCounts:
     """Add-``k`` bigram counts of a training stream, read in both directions.
 

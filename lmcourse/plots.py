@@ -4,6 +4,7 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.patches import Patch
 
 from lmcourse.validate import check_nonempty, check_type
 
@@ -158,4 +159,82 @@ def plot_timeline(events: Sequence[tuple], ax=None, xlim: tuple[float, float] | 
     ax.set_xlim(lo, hi)
     ax.set_ylim(-0.9, 0.6 + 1.05 * len(row_ends) + 0.6)
     ax.axis("off")
+    return ax
+
+
+def plot_paired_seeds(scores: Mapping[str, Sequence[float]], baselines: Mapping[str, float] | None = None,
+                      ylabel: str = "score", pairs: Sequence[tuple[str, str]] = (), axes=None):
+    """Arms compared on the same seeds. Left: every seed's score per arm (grey lines join one seed's
+    arms), the mean with +-1 standard error, and ``baselines`` as dashed lines. Right (when ``pairs``
+    are given): each pair's per-seed differences ``a - b`` with their mean +- 2 standard errors, and
+    zero: a bar that crosses zero is no difference beyond the noise. Returns the axes."""
+    check_type(scores, "scores", Mapping)
+    check_nonempty(scores, "scores")
+    values = {name: np.asarray(v, dtype=float) for name, v in scores.items()}
+    n = {len(v) for v in values.values()}
+    if len(n) != 1 or n.pop() < 2:
+        raise ValueError("scores must give every arm the same number (>= 2) of seeds")
+    for a, b in pairs:
+        if a not in values or b not in values:
+            raise ValueError(f"pairs must name arms of scores, got {(a, b)}")
+    if axes is None:
+        _, axes = plt.subplots(1, 2 if pairs else 1, figsize=(11 if pairs else 6, 3.8), squeeze=False)
+        axes = axes[0]
+    se = lambda v: v.std(ddof=1) / np.sqrt(len(v))                           # noqa: E731
+    ax = axes[0]
+    names = list(values)
+    seeds = np.stack([values[name] for name in names], axis=1)              # (seeds, arms)
+    for row in seeds:
+        ax.plot(range(len(names)), row, color="0.75", lw=0.8, zorder=1)
+    for i, name in enumerate(names):
+        ax.plot([i] * len(values[name]), values[name], "o", color=f"C{i}", alpha=0.6, zorder=2)
+        ax.errorbar(i + 0.18, values[name].mean(), yerr=se(values[name]), fmt="s", color=f"C{i}", capsize=4, zorder=3)
+    for k, (label, value) in enumerate((baselines or {}).items()):
+        ax.axhline(value, ls=["--", ":", "-."][k % 3], color="0.4", lw=1, label=label)
+    ax.set_xticks(range(len(names)), names)
+    ax.set(ylabel=ylabel, title="each seed (dots, joined), mean ± 1 SE (squares)")
+    if baselines:
+        shown = np.concatenate([seeds.ravel(), list(baselines.values())])
+        pad = 0.12 * (shown.max() - shown.min() or 1.0)
+        ax.set_ylim(shown.min() - pad, shown.max() + 2 * pad)        # room for the legend above the lines
+        ax.legend(fontsize=8, loc="upper center", ncol=len(baselines))
+    ax.grid(alpha=0.3, axis="y")
+    if pairs:
+        ax = axes[1]
+        for i, (a, b) in enumerate(pairs):
+            d = values[a] - values[b]
+            ax.plot([i] * len(d), d, "o", color="0.5", alpha=0.6)
+            ax.errorbar(i + 0.18, d.mean(), yerr=2 * se(d), fmt="s", color="C3", capsize=4)
+        ax.axhline(0, color="0.3", lw=1)
+        ax.set_xticks(range(len(pairs)), [f"{a}\n− {b}" for a, b in pairs])
+        ax.set(ylabel=f"difference in {ylabel}", title="paired differences, mean ± 2 SE")
+        ax.grid(alpha=0.3, axis="y")
+    return axes
+
+
+def plot_flagged_tokens(rows: Sequence[Mapping], threshold: float | None = None, ax=None):
+    """One sentence read by a replaced-token detector: a bar per token of its P(replaced), orange where
+    the token really was replaced (its tick label gives the shown word over the original in brackets),
+    blue where it is original; ``threshold`` as a dashed line. rows: dicts with ``shown``, ``original``,
+    ``replaced``, ``p_replaced`` (:func:`lmcourse.electra_small.flagged_tokens`)."""
+    check_nonempty(rows, "rows")
+    missing = {"shown", "original", "replaced", "p_replaced"} - set(rows[0])
+    if missing:
+        raise ValueError(f"rows must carry shown, original, replaced and p_replaced; missing {sorted(missing)}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(6.0, 0.45 * len(rows)), 3.4))
+    colours = ["#E69F00" if r["replaced"] else "#56B4E9" for r in rows]
+    ax.bar(range(len(rows)), [r["p_replaced"] for r in rows], color=colours, edgecolor="0.3", lw=0.5)
+    labels = [f"{r['shown']}\n({r['original']})" if r["replaced"] else r["shown"] for r in rows]
+    ax.set_xticks(range(len(rows)), labels, rotation=60, ha="right", fontsize=8)
+    for tick, r in zip(ax.get_xticklabels(), rows):
+        if r["replaced"]:
+            tick.set_color("#B05E00")
+    if threshold is not None:
+        ax.axhline(threshold, ls="--", color="0.4", lw=1, label=f"threshold {threshold:g}")
+    handles = [Patch(color="#E69F00", label="replaced by the generator (original in brackets)"),
+               Patch(color="#56B4E9", label="original")]
+    top = 1.15 * max(max(r["p_replaced"] for r in rows), threshold or 0.0)
+    ax.set(ylabel="P(replaced), discriminator", ylim=(0, top))
+    ax.legend(handles=handles + ax.get_legend_handles_labels()[0], fontsize=8, loc="upper right")
     return ax

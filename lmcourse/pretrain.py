@@ -45,6 +45,7 @@ from lmcourse.electra import BigramClozeGenerator, ReplacedTokenDetector, detect
 from lmcourse.elmo import BiLM, bilm_loss
 from lmcourse.gpt import GPT, GPTConfig, hf_state_dict as gpt_hf_state, lm_loss
 from lmcourse.masking import mask_tokens
+from lmcourse.mlm_eval import unigram_loss
 from lmcourse.seed import set_seed
 from lmcourse.tokenize import WordPieceTokenizer, train_wordpiece, word_tokenize
 from lmcourse.train import evaluate_loss, fit, write_atomically
@@ -91,13 +92,6 @@ def pretraining_text(split: str, documents: int | None = None) -> list[str]:
     """The articles the checkpoints learn from: Wikipedia's, then the news corpus's, of ``split``."""
     wiki, news = wiki_articles(split), news_documents(split)
     return wiki[:documents] + news[:documents]
-
-
-def unigram_loss(train_ids: torch.Tensor, targets: torch.Tensor, vocab_size: int) -> float:
-    """Mean negative log-probability (nats) of ``targets`` under add-one unigram counts of ``train_ids``:
-    the baseline a pretrained model must beat."""
-    counts = torch.bincount(train_ids, minlength=vocab_size).double() + 1
-    return -(counts / counts.sum()).log()[targets].mean().item()
 
 
 def warmup_cosine(steps: int, warmup_fraction: float = 0.05):

@@ -44,3 +44,88 @@ def test_teacher_with_impossible_classes():
     teacher = torch.tensor([[2.0, float("-inf"), 0.0]])
     assert distillation_loss(teacher, teacher, 2.0).abs() < 1e-6
     assert torch.isfinite(distillation_loss(torch.zeros(1, 3), teacher, 2.0))
+
+
+# --- the recorded comparison (lmcourse.distillation.run and its record) ------------------------------
+import json  # noqa: E402
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+import lmcourse.distillation as dl  # noqa: E402
+from lmcourse.mlm_eval import unigram_loss  # noqa: E402
+
+TINY = {**dl.SETTINGS, "student_tokens": 300, "batch_tokens": 100, "eval_every": 2, "budget_steps": 4,
+        "patience_steps": 4, "max_steps": 12}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return dl.distillation_data()
+
+
+def test_a_student_starts_at_the_unigram_of_its_words_and_names_bad_arguments(data):
+    words = data["train"][1:]
+    student = dl.BigramStudent(len(data["teacher"]), words)
+    before = dl.next_word_loss(student, data["valid"])
+    assert abs(before - unigram_loss(words, data["valid"][1:], len(data["teacher"]))) < 0.01
+    lines = dl.baselines(data)
+    assert lines["teacher"]["valid"] < lines["unigram"]["valid"]
+    with pytest.raises(ValueError, match="train_ids"):
+        dl.BigramStudent(10, torch.tensor([11]))
+    with pytest.raises(ValueError, match="d_embed"):
+        dl.BigramStudent(10, torch.tensor([1]), d_embed=0)
+    with pytest.raises(ValueError, match="stream"):
+        dl.next_word_loss(student, torch.tensor([1]))
+
+
+def test_a_run_pairs_the_arms_stops_early_and_names_bad_arguments(monkeypatch, data):
+    monkeypatch.setattr(dl, "SETTINGS", TINY)
+    tiny = {**data, "train": data["train"][:301], "valid": data["valid"][:500], "test": data["test"][:500]}
+    runs = {arm: dl.run(arm, 0, tiny) for arm in dl.ARMS}
+    assert len({r["valid_ce"][0] for r in runs.values()}) == 1            # the same initial student
+    for r in runs.values():
+        assert r["steps"][:3] == [0, 2, 4] and len(r["steps"]) == len(r["valid_ce"])
+        assert r["best_valid_ce"] == min(r["valid_ce"]) == r["valid_ce"][r["steps"].index(r["best_step"])]
+        assert r["steps"][-1] == 12 or r["steps"][-1] - r["best_step"] >= 4
+        assert r["budget_valid_ce"] == r["valid_ce"][2]
+    assert dl.run("hard labels", 0, tiny) == runs["hard labels"]
+    with pytest.raises(ValueError, match="arm"):
+        dl.run("labels", 0, tiny)
+    with pytest.raises(ValueError, match="seed"):
+        dl.run("hard labels", -1, tiny)
+    with pytest.raises(ValueError, match="max_steps"):
+        dl.run("hard labels", 0, tiny, max_steps=13)
+
+
+def test_the_record_matches_its_settings_a_rerun_and_its_hash(tmp_path, data):
+    runs = dl.recorded_runs()
+    s = dl.SETTINGS
+    assert sorted((r["arm"], r["seed"]) for r in runs) == sorted((arm, seed) for arm in dl.ARMS for seed in s["seeds"])
+    for r in runs:
+        assert r["best_valid_ce"] == min(r["valid_ce"])
+        assert r["steps"][-1] == s["max_steps"] or r["steps"][-1] - r["best_step"] >= s["patience_steps"]
+        assert r["budget_valid_ce"] == r["valid_ce"][r["steps"].index(s["budget_steps"])]
+    recorded = next(r for r in runs if (r["arm"], r["seed"]) == ("soft targets, T = 2", 1))
+    rerun = dl.run("soft targets, T = 2", 1, data, max_steps=10)
+    assert max(abs(a - b) for a, b in zip(rerun["valid_ce"], recorded["valid_ce"][:3])) < 2e-3
+    tampered = tmp_path / "record.json"
+    record = json.loads(dl.RESULTS.read_text())
+    record["runs"][0]["best_valid_ce"] -= 0.1
+    tampered.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="SHA-256"):
+        dl.recorded_runs(tampered)
+
+
+def test_the_figure_draws_every_run_and_both_lines():
+    runs = dl.recorded_runs()
+    lines = {"teacher": {"valid": 5.3}, "unigram": {"valid": 5.8}}
+    ax = dl.plot_distillation_runs(runs, lines)
+    assert len(ax.lines) == 2 * len(runs) + 3
+    legend = " ".join(t.get_text() for t in ax.get_legend().get_texts())
+    assert "unigram" in legend and "teacher" in legend
+    with pytest.raises(ValueError, match="hard labels"):
+        dl.plot_distillation_runs([r for r in runs if r["arm"] != "hard labels"], lines)
+    plt.close("all")

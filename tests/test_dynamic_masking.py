@@ -78,3 +78,103 @@ def test_mlm_batches_are_windows_of_the_stream_masked_afresh():
     assert not torch.equal(batches[0].chosen, batches[1].chosen)
     with pytest.raises(ValueError, match="num_batches"):
         mlm_batches(stream, 0, 4, 8, 1, 300)
+
+
+# --- the recorded comparison (lmcourse.dynamic_masking.run and its record) ---------------------------
+import json  # noqa: E402
+import math  # noqa: E402
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+import lmcourse.dynamic_masking as dm  # noqa: E402
+from lmcourse.mlm_eval import unigram_loss  # noqa: E402
+
+TINY = {**dm.SETTINGS, "sequences": 16, "batch_size": 8, "eval_sequences": 8, "d_model": 16, "max_epochs": 6,
+        "budget_epochs": 2, "patience": 2}
+
+
+def test_unigram_loss_is_the_add_one_unigram_and_names_bad_arguments():
+    train, targets = torch.tensor([0, 0, 1, 3]), torch.tensor([0, 2])
+    expected = -(math.log(3 / 8) + math.log(1 / 8)) / 2            # counts + 1 = [3, 2, 1, 2] of 8
+    assert abs(unigram_loss(train, targets, 4) - expected) < 1e-12
+    assert abs(unigram_loss(train.view(2, 2), targets.view(1, 2), 4) - expected) < 1e-12
+    with pytest.raises(ValueError, match="targets"):
+        unigram_loss(train, torch.tensor([4]), 4)
+    with pytest.raises(ValueError, match="train_ids"):
+        unigram_loss(torch.tensor([-1, 0]), targets, 4)
+    with pytest.raises(TypeError, match="targets"):
+        unigram_loss(train, torch.tensor([0.0]), 4)
+    with pytest.raises(ValueError, match="targets"):
+        unigram_loss(train, torch.tensor([], dtype=torch.long), 4)
+    with pytest.raises(ValueError, match="vocab_size"):
+        unigram_loss(train, targets, 0)
+
+
+def test_a_run_pairs_the_schemes_stops_early_and_names_bad_arguments(monkeypatch):
+    monkeypatch.setattr(dm, "SETTINGS", TINY)
+    data = dm.masking_data()
+    assert data["train"].shape == (16, 32) and len(data["valid"]) == len(data["test"]) == 2
+    lines = dm.unigram_lines(data)
+    labels = torch.cat([b.labels[b.chosen] for b in data["valid"]])
+    assert lines["valid"] == unigram_loss(data["train"], labels, data["vocab_size"]) < math.log(data["vocab_size"])
+    runs = {scheme: dm.run(scheme, 0, data) for scheme in dm.SCHEMES}
+    assert len({r["valid_loss"][0] for r in runs.values()}) == 1          # the same first mask and weights
+    ten, dynamic = runs["static, 10 masks (BERT)"], runs["dynamic (RoBERTa)"]
+    n = min(ten["epochs"], dynamic["epochs"])
+    assert ten["valid_loss"][:n] == dynamic["valid_loss"][:n]            # within 10 epochs: the same masks
+    for r in runs.values():
+        assert r["best_valid_loss"] == min(r["valid_loss"]) == r["valid_loss"][r["best_epoch"] - 1]
+        assert r["epochs"] == 6 or (r["epochs"] >= 2 and r["epochs"] - r["best_epoch"] >= 2)
+        assert r["budget_valid_loss"] == r["valid_loss"][1] and r["test_loss_at_best"] > 0
+    assert dm.run("static, 1 mask", 0, data) == runs["static, 1 mask"]
+    with pytest.raises(ValueError, match="scheme"):
+        dm.run("static, 2 masks", 0, data)
+    with pytest.raises(ValueError, match="seed"):
+        dm.run("static, 1 mask", -1, data)
+    with pytest.raises(ValueError, match="max_epochs"):
+        dm.run("static, 1 mask", 0, data, max_epochs=7)
+
+
+def test_the_record_matches_its_settings_a_rerun_and_its_hash(tmp_path):
+    runs = dm.recorded_runs()
+    s = dm.SETTINGS
+    assert sorted((r["scheme"], r["seed"]) for r in runs) == sorted(
+        (scheme, seed) for scheme in dm.SCHEMES for seed in s["seeds"])
+    for r in runs:
+        assert r["best_valid_loss"] == min(r["valid_loss"]) and len(r["valid_loss"]) == r["epochs"]
+        assert r["epochs"] == s["max_epochs"] or r["epochs"] - r["best_epoch"] >= s["patience"]
+        assert r["budget_valid_loss"] == r["valid_loss"][s["budget_epochs"] - 1]
+    recorded = next(r for r in runs if (r["scheme"], r["seed"]) == ("static, 1 mask", 1))
+    rerun = dm.run("static, 1 mask", 1, max_epochs=1)
+    assert abs(rerun["valid_loss"][0] - recorded["valid_loss"][0]) < 2e-3
+    gap, se = dm.paired_gaps(runs, "best_valid_loss", "static, 1 mask", "dynamic (RoBERTa)")
+    values = dm.by_scheme(runs, "best_valid_loss")
+    assert abs(gap - (values["static, 1 mask"] - values["dynamic (RoBERTa)"]).mean().item()) < 1e-12 and se > 0
+    tampered = tmp_path / "record.json"
+    record = json.loads(dm.RESULTS.read_text())
+    record["runs"][0]["best_valid_loss"] -= 0.1
+    tampered.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="SHA-256"):
+        dm.recorded_runs(tampered)
+    record = json.loads(dm.RESULTS.read_text())
+    record["settings"]["lr"] = 1.0
+    tampered.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="other settings"):
+        dm.recorded_runs(tampered)
+
+
+def test_the_figure_draws_every_run_the_unigram_line_and_the_budget():
+    runs = dm.recorded_runs()
+    ax = dm.plot_masking_runs(runs, 5.5)
+    assert len(ax.lines) == 2 * len(runs) + 2
+    assert any("unigram" in t.get_text() for t in ax.get_legend().get_texts())
+    with pytest.raises(ValueError, match="static, 1 mask"):
+        dm.plot_masking_runs([r for r in runs if r["scheme"] != "static, 1 mask"], 5.5)
+    with pytest.raises(ValueError, match="unigram"):
+        dm.plot_masking_runs(runs, -1.0)
+    with pytest.raises(ValueError, match="first"):
+        dm.paired_gaps(runs, "best_valid_loss", "static", "dynamic (RoBERTa)")
+    plt.close("all")

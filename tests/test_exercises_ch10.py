@@ -1,5 +1,6 @@
 import pytest
 import torch
+import torch.nn.functional as F
 
 from lmcourse.exercises import check
 
@@ -45,3 +46,14 @@ def test_infill_spans():
     assert check("ch10-infill-spans", reference) == "ch10-infill-spans: all 5 checks passed"
     with pytest.raises(AssertionError, match="per SPAN"):
         check("ch10-infill-spans", lambda tokens, noise: ["<mask>" if n else t for t, n in zip(tokens, noise)])
+
+
+def test_rtd_loss():
+    stable = lambda z, y: (y * F.softplus(-z) + (~y) * F.softplus(z)).mean()          # noqa: E731
+    assert check("ch10-rtd-loss", stable) == "ch10-rtd-loss: all 4 checks passed"
+    with pytest.raises(AssertionError, match="softplus"):                               # naive logs overflow
+        check("ch10-rtd-loss", lambda z, y: -(y * torch.sigmoid(z).log() + (~y) * (1 - torch.sigmoid(z)).log()).mean())
+    with pytest.raises(AssertionError, match="EVERY position"):                         # replaced positions only
+        check("ch10-rtd-loss", lambda z, y: F.softplus(-z)[y].mean())
+    with pytest.raises(AssertionError, match="0-d tensor"):
+        check("ch10-rtd-loss", lambda z, y: (y * F.softplus(-z) + (~y) * F.softplus(z)).mean(1))

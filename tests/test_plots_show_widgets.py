@@ -11,8 +11,10 @@ from lmcourse.plots import (  # noqa: E402
     plot_attention,
     plot_curves,
     plot_embeddings_2d,
+    plot_flagged_tokens,
     plot_heatmap,
     plot_history,
+    plot_paired_seeds,
     plot_timeline,
     smooth,
 )
@@ -82,6 +84,32 @@ def test_plot_timeline_stacks_overlapping_labels():
     assert heights["a"] == heights["c"] < heights["b"]
     with pytest.raises(ValueError, match="events must not be empty"):
         plot_timeline([])
+
+
+def test_plot_paired_seeds_draws_each_seed_and_the_differences():
+    scores = {"a": [0.6, 0.7, 0.65], "b": [0.55, 0.6, 0.62]}
+    axes = plot_paired_seeds(scores, {"chance": 0.5}, "AUC", pairs=[("a", "b")])
+    assert len(axes) == 2 and [t.get_text() for t in axes[0].get_xticklabels()] == ["a", "b"]
+    assert len(axes[0].lines) >= 3 + 2 + 1                     # one grey line per seed, dots per arm, the baseline
+    diffs = np.asarray(axes[1].lines[0].get_ydata())
+    assert np.allclose(diffs, np.subtract(scores["a"], scores["b"]))
+    plt.close("all")
+    with pytest.raises(ValueError, match="scores"):
+        plot_paired_seeds({"a": [0.6, 0.7], "b": [0.5]})
+    with pytest.raises(ValueError, match="pairs"):
+        plot_paired_seeds(scores, pairs=[("a", "c")])
+
+
+def test_plot_flagged_tokens_colours_the_replaced_tokens():
+    rows = [{"shown": "a", "original": "a", "replaced": False, "p_replaced": 0.1},
+            {"shown": "dog", "original": "cat", "replaced": True, "p_replaced": 0.4}]
+    ax = plot_flagged_tokens(rows, threshold=0.5)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "dog\n(cat)"]
+    assert [p.get_height() for p in ax.patches[:2]] == [0.1, 0.4]
+    assert ax.patches[0].get_facecolor() != ax.patches[1].get_facecolor()
+    plt.close("all")
+    with pytest.raises(ValueError, match="rows"):
+        plot_flagged_tokens([{"shown": "a"}])
 
 
 def test_show_source_returns_the_code():

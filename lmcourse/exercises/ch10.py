@@ -2,10 +2,12 @@
 import itertools
 
 import torch
+import torch.nn.functional as F
 
+from lmcourse.electra import ReplacedTokenDetector, rtd_loss as reference_rtd_loss
 from lmcourse.xlnet import permutation_masks
 
-__all__ = ["permutation_mask", "factorised_embedding", "infill_spans"]
+__all__ = ["permutation_mask", "factorised_embedding", "infill_spans", "rtd_loss"]
 
 
 def permutation_mask(candidate) -> int:
@@ -52,3 +54,37 @@ def infill_spans(candidate) -> int:
                                  + ("; one <mask> per SPAN, not per token"
                                     if got.count("<mask>") > expected.count("<mask>") else ""))
     return len(cases)
+
+
+def rtd_loss(candidate) -> int:
+    """``candidate(logits, replaced)`` must return ELECTRA's discriminator loss as a 0-d tensor: the
+    binary cross-entropy -[y log D + (1 - y) log(1 - D)] with D = sigmoid(logit) = P(replaced) and
+    y = 1 where the token was replaced, averaged over every position. logits (B, T) float, replaced
+    (B, T) bool. Compared with ``lmcourse.electra.rtd_loss`` on a small detector, gradient included,
+    and with torch's ``binary_cross_entropy_with_logits`` on logits up to +-60, where a naive
+    log(sigmoid(.)) gives infinities."""
+    torch.manual_seed(0)
+    detector = ReplacedTokenDetector(vocab_size=11, d_model=8, num_heads=2, num_layers=1, max_len=6)
+    ids, replaced = torch.randint(0, 11, (3, 6)), torch.rand(3, 6) < 0.3
+    logits = detector(ids)
+    got = candidate(logits, replaced.clone())
+    assert isinstance(got, torch.Tensor) and got.dim() == 0, \
+        f"return a 0-d tensor (one number for the batch), got {type(got).__name__} {getattr(got, 'shape', '')}"
+    expected = reference_rtd_loss(detector, (ids, replaced.float()))
+    assert torch.allclose(got, expected, atol=1e-5), (
+        f"small detector: expected {expected.item():.5f}, got {got.item():.5f}; average over EVERY position, "
+        "replaced or not, not over the replaced ones only")
+    grad, = torch.autograd.grad(got, detector.head.weight)
+    grad_expected, = torch.autograd.grad(expected, detector.head.weight)
+    assert torch.allclose(grad, grad_expected, atol=1e-5), "the loss must stay differentiable in the logits"
+    checks = 2
+    for scale in (3.0, 60.0):
+        z, y = torch.randn(4, 9, generator=torch.Generator().manual_seed(int(scale))) * scale, torch.rand(4, 9) < 0.5
+        got = candidate(z, y)
+        expected = F.binary_cross_entropy_with_logits(z, y.float())
+        assert torch.isfinite(got), (f"logits up to {z.abs().max():.0f}: got {got.item()}; log(sigmoid(z)) overflows "
+                                     "for large |z|: use log(sigmoid(z)) = -softplus(-z) (or logsigmoid)")
+        assert torch.allclose(got, expected, rtol=1e-4, atol=1e-5), \
+            f"logits of scale {scale}: expected {expected.item():.5f}, got {got.item():.5f}"
+        checks += 1
+    return checks
