@@ -34,6 +34,8 @@ CASES = [
     (module("lmcourse.pretrain"), ["bogus"], "NAME"),
     (module("lmcourse.qa_tagging"), ["--out", "{dir}"], "--out"),
     (module("lmcourse.qa_tagging"), ["--bogus"], "--bogus"),
+    (module("lmcourse.sentence_bert"), ["--out", "{dir}"], "--out"),
+    (module("lmcourse.sentence_bert"), ["--bogus"], "--bogus"),
     (module("lmcourse.pretrain"), ["--smoke", "gpt"], "--smoke"),
     (module("lmcourse.pretrain"), ["--smoke", "--out", "{file}", "gpt"], "--out"),
     (module("lmcourse.pretrain"), ["--check", "--out", "{dir}", "gpt"], "--check"),
