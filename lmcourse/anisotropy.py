@@ -92,7 +92,8 @@ def frequency_geometry(embeddings, counts, k: int = 3, buckets=(0, 100, 500, 100
     model's training text. Tokens with count 0 (never seen, e.g. the special tokens) are left out.
     Returns per-token arrays ``count``, ``norm`` (|e_w|) and ``knn`` (:func:`knn_distance` among the
     kept tokens), Spearman's rho of each against the count, and per frequency-rank bucket
-    (``buckets``: the first rank of each, 0 = most frequent) the mean norm and kNN distance.
+    (``buckets``: the first rank of each, 0 = most frequent) the mean norm, kNN distance and cosine
+    between two of its tokens (near 1: they point one way).
     """
     e = _matrix(embeddings, "embeddings")
     c = np.asarray(counts.cpu() if isinstance(counts, torch.Tensor) else counts, dtype=np.float64)
@@ -105,7 +106,8 @@ def frequency_geometry(embeddings, counts, k: int = 3, buckets=(0, 100, 500, 100
     norm, knn = np.linalg.norm(e, axis=1), knn_distance(e, k)
     edges = [b for b in buckets if b < len(c)] + [len(c)]
     rows = [{"ranks": f"{lo + 1}-{hi}", "tokens": hi - lo, "median_count": float(np.median(c[lo:hi])),
-             "mean_norm": float(norm[lo:hi].mean()), "mean_knn": float(knn[lo:hi].mean())}
+             "mean_norm": float(norm[lo:hi].mean()), "mean_knn": float(knn[lo:hi].mean()),
+             "mean_cosine": mean_pairwise_cosine(e[lo:hi]) if hi - lo > 1 else float("nan")}
             for lo, hi in zip(edges[:-1], edges[1:])]
     return {"count": c, "norm": norm, "knn": knn, "k": k,
             "spearman_norm": float(spearmanr(c, norm).statistic),
