@@ -467,7 +467,7 @@ def plot_scores(results: dict, metric: str = "mrr", ax=None):
     ax.set(xlabel=f"{label} (held-out articles)")
     ax.set_xlim(0, 1.05 if metric != "auc" else 1.0)
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper right", fontsize=8)
     return ax
 
 

@@ -182,6 +182,18 @@ def test_frequency_geometry_finds_a_planted_trend():
         frequency_geometry(e, counts[:10])
 
 
+def test_frequency_geometry_sees_rare_tokens_pointing_one_way():
+    rng = np.random.default_rng(4)
+    counts = np.arange(200, 0, -1)
+    e = rng.normal(size=(200, 8))
+    e[100:] = 3.0 + 0.1 * e[100:]                        # the 100 rarest: far out, close together, one direction
+    g = frequency_geometry(e, counts, k=3, buckets=(0, 100))
+    frequent, rare = g["buckets"]
+    assert rare["mean_cosine"] > 0.95 and abs(frequent["mean_cosine"]) < 0.1
+    assert rare["mean_norm"] > frequent["mean_norm"] and rare["mean_knn"] < frequent["mean_knn"]
+    assert g["spearman_knn"] > 0.5                       # the frequent ones are the sparse ones here
+
+
 # ---------------------------------------------------------------------------------------------
 # The record
 # ---------------------------------------------------------------------------------------------
