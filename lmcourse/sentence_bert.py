@@ -241,8 +241,9 @@ def _histogram(vectors) -> list[int]:
 
 def explorer_sentences(articles: list[list[str]], news_articles: int, pairs=SETTINGS["explorer_pairs"]) -> list[str]:
     """Neighbour pairs for the explorer, in pair order [a1, b1, a2, b2, ...]: the first pair of whole
-    sentences (ending in . ! or ?, so not cut) of 8 to 20 words from each of the first ``pairs[0]`` news articles and ``pairs[1]`` Wikipedia articles of ``articles``
-    (the news articles first, ``news_articles`` of them) that have one."""
+    sentences (ending in . ! or ?, so not cut) of 8 to 20 words from each of the first ``pairs[0]`` news
+    articles and ``pairs[1]`` Wikipedia articles of ``articles`` (the news articles first,
+    ``news_articles`` of them) that have one."""
     out, taken = [], [0, 0]
     for k, sentences in enumerate(articles):
         source = int(k >= news_articles)
@@ -512,7 +513,7 @@ def similarity_explorer(results: dict):
     """A kernel-free slider over the encoders of :data:`EXPLORER_ARMS`: each frame is the cosine matrix of
     the explorer's sentences (neighbour pairs from held-out articles) on one fixed colour scale."""
     sentences, matrices = results["explorer"]["sentences"], results["explorer"]["matrices"]
-    labels = [f"{i // 2 + 1}{'ab'[i % 2]}: " + " ".join(s.split()[:5]) + " ..." for i, s in enumerate(sentences)]
+    labels = [f"{i // 2 + 1}{'ab'[i % 2]}: " + " ".join(s.split()[:4])[:26] + " ..." for i, s in enumerate(sentences)]
     pair = np.arange(len(sentences)) // 2
     same, other = pair[:, None] == pair[None, :], pair[:, None] != pair[None, :]
     np.fill_diagonal(same, False)
@@ -529,7 +530,7 @@ def similarity_explorer(results: dict):
         ax.set_yticks(range(len(labels)), labels, fontsize=7)
         ax.set_title(f"{arm}: neighbour pairs {m[same].mean():.2f}, other articles {m[other].mean():.2f}",
                      fontsize=9)
-        fig.tight_layout()
+        fig.subplots_adjust(left=0.28, right=0.9, bottom=0.08, top=0.93)
 
     def describe(arm):
         m = np.array(matrices[arm])
