@@ -57,8 +57,8 @@ SETTINGS = {"max_length": 32,              # word pieces per sentence with [CLS]
             "min_words": 6,                # shorter "sentences" (headings, fragments) are left out
             "pairs_per_article": 8,        # held-out pairs per valid or test article (non-overlapping)
             "batch_size": 32,              # pairs per step, each from another article
-            "steps": 150, "scale": 20.0,   # ranking loss: softmax over 20 x cosine
-            "learning_rates": [1e-4, 3e-4, 1e-3], "eval_every": 50,
+            "steps": 600, "scale": 20.0,   # ranking loss: softmax over 20 x cosine
+            "learning_rates": [3e-4, 1e-3, 3e-3], "eval_every": 100,
             "seeds": [0, 1, 2, 3, 4],
             "whitening_sentences": 2000,   # training sentences the whitening is fitted on
             "knn": 3,                      # neighbours in the density measure (frequency_geometry)
