@@ -41,6 +41,8 @@ CASES = [
     (module("lmcourse.distillation"), ["--bogus"], "--bogus"),
     (module("lmcourse.electra_small"), ["--out", "{dir}"], "--out"),
     (module("lmcourse.electra_small"), ["--bogus"], "--bogus"),
+    (module("lmcourse.sentence_bert"), ["--out", "{dir}"], "--out"),
+    (module("lmcourse.sentence_bert"), ["--bogus"], "--bogus"),
     (module("lmcourse.pretrain"), ["--smoke", "gpt"], "--smoke"),
     (module("lmcourse.pretrain"), ["--smoke", "--out", "{file}", "gpt"], "--out"),
     (module("lmcourse.pretrain"), ["--check", "--out", "{dir}", "gpt"], "--check"),
