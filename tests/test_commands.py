@@ -35,6 +35,7 @@ CASES = [
     (module("lmcourse.qa_tagging"), ["--out", "{dir}"], "--out"),
     (module("lmcourse.qa_tagging"), ["--bogus"], "--bogus"),
     (module("lmcourse.induction_heads"), ["--out", "{dir}"], "--out"),
+    (module("lmcourse.word_order"), ["--out", "{dir}"], "--out"),
     (module("lmcourse.pretrain"), ["--smoke", "gpt"], "--smoke"),
     (module("lmcourse.pretrain"), ["--smoke", "--out", "{file}", "gpt"], "--out"),
     (module("lmcourse.pretrain"), ["--check", "--out", "{dir}", "gpt"], "--check"),
