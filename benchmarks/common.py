@@ -112,12 +112,15 @@ def interleaved_best(fns: dict[str, Callable[[], object]], repeats: int, warmup:
     return best
 
 
-def peak_matmul_flops(n: int = 2048, repeats: int = 10) -> float:
-    """This machine's peak FLOP/s, as the best of ``repeats`` (n, n) @ (n, n) float32 products
-    (2 n^3 FLOPs each) on the threads this process uses."""
+def peak_matmul_flops(n: int = 2048, repeats: int = 10, device: str = "cpu", dtype=None) -> float:
+    """This machine's peak FLOP/s, as the best of ``repeats`` (n, n) @ (n, n) products (2 n^3 FLOPs
+    each) in ``dtype`` (default float32) on ``device``: on the CPU with the threads this process uses;
+    on a GPU each product is waited for."""
     import torch
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    best = interleaved_best({"matmul": lambda: a @ b}, repeats=repeats, warmup=2)["matmul"]
+    a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
+    wait = torch.cuda.synchronize if a.is_cuda else (lambda: None)
+    wait()
+    best = interleaved_best({"matmul": lambda: (a @ b, wait())}, repeats=repeats, warmup=2)["matmul"]
     return 2 * n**3 / best
 
 

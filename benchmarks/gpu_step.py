@@ -24,6 +24,7 @@ import time
 
 import torch
 
+from benchmarks.common import peak_matmul_flops
 from lmcourse.gpt import GPT, GPTConfig, lm_loss, training_flops_per_token
 from lmcourse.pretrain import warmup_cosine
 from lmcourse.token_file import TokenFile
@@ -31,22 +32,6 @@ from lmcourse.train import fit
 
 CONFIG = {"d_model": 384, "num_layers": 12, "num_heads": 6, "context_size": 256}
 BATCH = 64
-
-
-def matmul_peak(repeats: int = 10) -> float:
-    """TFLOP/s of the best of ``repeats`` 8192 x 8192 x 8192 bf16 matrix products."""
-    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-    for _ in range(3):
-        a @ b
-    best = float("inf")
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        a @ b
-        torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - start)
-    return 2 * 8192 ** 3 / best / 1e12
 
 
 def new_model(vocab_size: int, compiled: bool, graphs: bool = False):
@@ -128,8 +113,9 @@ def main() -> int:
     if not torch.cuda.is_available():
         parser.error("needs a CUDA GPU")
     train = TokenFile(f"{args.work}/train.tokens")
-    peak = matmul_peak()
-    probe = GPT(GPTConfig(vocab_size=train.header["vocab_size"], **CONFIG))
+    peak = peak_matmul_flops(8192, device="cuda", dtype=torch.bfloat16) / 1e12   # TFLOP/s, best of 10
+    with torch.device("meta"):                  # shapes only: the FLOP count needs no weights
+        probe = GPT(GPTConfig(vocab_size=train.header["vocab_size"], **CONFIG))
     flops = training_flops_per_token(probe)
     g = torch.Generator().manual_seed(0)
     for _ in range(10):

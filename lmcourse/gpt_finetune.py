@@ -19,7 +19,7 @@ Every network trains until it fits its labelled passages: epochs over them until
 them (lambda's LM term left out) is below ``tol``, so no arm is cut short.
 
 With 4 labels, which passages are drawn moves every arm by more than the arms differ (Kneser-Ney
-ranged from 0.405 to 0.645 over 5 draws), so the curve holds 20 label draws. Its 180 networks take
+ranged from 0.405 to 0.645 over the first 5 draws), so the curve holds 20 label draws. Its 180 networks take
 about five minutes on two cores, so the curve is computed once by::
 
     python -m lmcourse.gpt_finetune      # writes lmcourse/checkpoints/gpt_finetune.json

@@ -43,6 +43,7 @@ CASES = [
     (module("lmcourse.electra_small"), ["--bogus"], "--bogus"),
     (module("lmcourse.sentence_bert"), ["--out", "{dir}"], "--out"),
     (module("lmcourse.sentence_bert"), ["--bogus"], "--bogus"),
+    (module("lmcourse.word_order"), ["--out", "{dir}"], "--out"),
     (module("lmcourse.pretrain"), ["--smoke", "gpt"], "--smoke"),
     (module("lmcourse.pretrain"), ["--smoke", "--out", "{file}", "gpt"], "--out"),
     (module("lmcourse.pretrain"), ["--check", "--out", "{dir}", "gpt"], "--check"),
