@@ -41,9 +41,9 @@ test: $(STAMP)
 # A reader's default: without the reference settings (every library on its fastest code path)
 FAST_PATHS := env $(foreach name,$(REFERENCE_SETTINGS),-u $(name)) LMCOURSE_NUMERICS=fast
 
-# Every notebook as a reader's Jupyter runs it: no errors, and every claim holds
+# Every notebook as a reader's Jupyter runs it: no errors, and every claim holds (TEST_WORKERS notebooks at a time)
 test-fast-paths: $(STAMP)
-	$(FAST_PATHS) $(BIN)/pytest chapters
+	$(FAST_PATHS) $(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile chapters
 
 # This machine's numerics fingerprint under the reference settings (compare: tests/data/)
 fingerprint: $(STAMP)

@@ -4,8 +4,11 @@
 through environment variables. :func:`setup` joins them into one process group (gloo on CPU, NCCL on
 GPUs); ``fit`` then wraps the model in ``DistributedDataParallel``, which averages the gradients of
 all ranks after every backward pass. Each rank trains on its own slice of every batch
-(:func:`shard`), so N processes take exactly the optimiser steps that one process takes on the
-whole batch: same data, same updates, N times the compute.
+(:func:`shard`). When every slice's loss is a mean over the same number of terms (a language model
+on full windows), N processes take the optimiser steps that one process takes on the whole batch:
+same data, same updates, N times the compute. When the count varies between slices (a masked-LM
+loss over the masked positions, a loss over the real tokens of a padded batch), the mean of the
+slices' means weights slices, not terms, and the steps differ slightly from one process's.
 """
 import os
 

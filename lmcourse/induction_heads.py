@@ -18,18 +18,29 @@ one-layer model can only bet on the distances at which it usually lies.
 Measurements: the loss on the tokens of each occurrence (:func:`next_token_losses`,
 :func:`occurrence_losses`), each head's :func:`previous_token_scores` and :func:`induction_scores`, and
 :func:`best_head`.
+
+Chapter 8's ten models (one and two layers, five seeds) are trained and measured once by::
+
+    python -m lmcourse.induction_heads      # writes lmcourse/checkpoints/induction_heads.json
+
+under the reference settings (numerics.env); :func:`recorded_runs` reads the record after checking its
+settings and SHA-256, and the chapter trains seed 0 of both models again beside it (:func:`train_and_measure`).
 """
-from dataclasses import dataclass
+import argparse
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from lmcourse.cli import output_file
 from lmcourse.gpt import CausalSelfAttention
+from lmcourse.parallel import parallel_map
 from lmcourse.seed import DEFAULT_DEVICE, set_seed
-from lmcourse.train import History, fit
-from lmcourse.validate import check_float, check_int, check_token_ids, check_type
+from lmcourse.train import History, fit, save_record
+from lmcourse.validate import check_float, check_int, check_token_ids, check_type, load_record
 
 
 class RepeatBatch(NamedTuple):
@@ -229,3 +240,59 @@ def measure(model: AttentionOnlyTransformer, batch: RepeatBatch, segment_length:
             "second_by_gap": per_gap.cpu(), "previous_token": previous_token_scores(weights).cpu(),
             "previous_token_by_position": previous_token_scores(weights, by_position=True).cpu(),
             "induction": induction_scores(weights, batch.first, batch.second, segment_length).cpu()}
+
+
+#: the recorded experiment: these layer counts and seeds, on the default :class:`InductionSetup`, measured on
+#: ``test_sequences`` held-out sequences drawn with ``test_seed`` (:func:`held_out_batch`)
+SETTINGS = {"layers": [1, 2], "seeds": [0, 1, 2, 3, 4], "test_sequences": 2000, "test_seed": 10_000,
+            "setup": asdict(InductionSetup())}
+RESULTS = Path(__file__).parent / "checkpoints" / "induction_heads.json"
+
+
+def held_out_batch(setup: InductionSetup = InductionSetup()) -> RepeatBatch:
+    """The held-out sequences every model is measured on (the same for every seed)."""
+    return repeated_segment_batch(SETTINGS["test_sequences"], setup.length, setup.segment_length, setup.vocab_size,
+                                  torch.Generator().manual_seed(SETTINGS["test_seed"]))
+
+
+def train_and_measure(num_layers: int, seed: int, setup: InductionSetup, test: RepeatBatch
+        ) -> tuple[AttentionOnlyTransformer, list[float], dict]:
+    """One model trained (:func:`train_attention_only`) and measured on ``test`` (:func:`measure`):
+    (model, training loss of every step, measurements)."""
+    model, history = train_attention_only(num_layers, seed, setup)
+    return model, history.train_loss, measure(model, test, setup.segment_length)
+
+
+def _json(measured: dict) -> dict:
+    return {k: v.tolist() if isinstance(v, torch.Tensor) else v for k, v in measured.items()}
+
+
+def recorded_runs(path: str | Path = RESULTS) -> dict[tuple[int, int], tuple[list[float], dict]]:
+    """``{(layers, seed): (training losses, measurements as :func:`measure` returns them)}`` from the
+    record at ``path``, after checking its settings and SHA-256 (``ValueError`` otherwise)."""
+    out = {}
+    for r in load_record(path, SETTINGS)["runs"]:
+        measured = {k: torch.tensor(v) if isinstance(v, list) else v for k, v in r["measured"].items()}
+        out[r["layers"], r["seed"]] = (r["train_loss"], measured)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lmcourse.induction_heads", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=output_file, default=RESULTS, help="the JSON file to write")
+    args = parser.parse_args(argv)
+    setup, test = InductionSetup(), held_out_batch()
+    jobs = [(n, seed) for n in SETTINGS["layers"] for seed in SETTINGS["seeds"]]
+    results = parallel_map(lambda job: train_and_measure(*job, setup, test)[1:], jobs, desc="attention-only models")
+    runs = [{"layers": n, "seed": seed, "train_loss": losses, "measured": _json(measured)}
+            for (n, seed), (losses, measured) in zip(jobs, results)]
+    save_record(args.out, "python -m lmcourse.induction_heads", SETTINGS, runs)
+    for r in runs:
+        print(f"{r['layers']} layer(s), seed {r['seed']}: loss on the second occurrence "
+              f"{r['measured']['second_loss']:.3f}, on the first {r['measured']['first_loss']:.3f}")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

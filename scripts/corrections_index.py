@@ -70,7 +70,35 @@ def render(root: Path = ROOT) -> str:
     lines.append(f"{len(boxes)} box{'es' if len(boxes) != 1 else ''} in {n_pages} "
                  f"page{'s' if n_pages != 1 else ''} cover correction{'s' if len(numbers) != 1 else ''} "
                  f"{', '.join(map(str, numbers))}.")
+    if gaps := unused_numbers(numbers):
+        lines += ["", GAP_NOTE.format(Numbers="Number" if len(gaps) == 1 else "Numbers", numbers=_spans(gaps),
+                                      verb="is" if len(gaps) == 1 else "are")]
     return "\n".join(lines) + "\n"
+
+
+#: why the numbering may skip: printed under the table whenever it does
+GAP_NOTE = ("{Numbers} {numbers} {verb} not used: no correction is missing. Corrections 1 to 22 were listed when "
+            "the course was planned; the later ones were numbered as the chapters that make them were "
+            "written, and a correction keeps its number for good, since the chapters cite corrections by "
+            "their numbers.")
+
+
+def unused_numbers(numbers: list[int]) -> list[int]:
+    """The numbers between 1 and the largest of ``numbers`` that no box carries."""
+    return sorted(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
+
+
+def _spans(numbers: list[int]) -> str:
+    """``[27, 28, 29, 40]`` -> ``'27 to 29 and 40'``: runs of consecutive numbers joined."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    words = [str(r[0]) if len(r) == 1 else f"{r[0]}, {r[1]}" if len(r) == 2 else f"{r[0]} to {r[-1]}"
+             for r in runs]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def main() -> Path:

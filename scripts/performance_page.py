@@ -19,7 +19,9 @@ HEADER = """# Performance
 A course whose code is fast lets its readers train bigger models on a laptop. The `benchmarks/`
 folder measures the course's own implementations against well-known peers on the same machine,
 in the same process, on the same inputs and the same number of threads, and reports ratios: a
-ratio needs no trust in the machine, only in the fairness of the race.
+ratio needs no trust in the machine, only in the fairness of the race. The one race between
+different numbers of threads is labelled so wherever it appears: the word2vec details also time
+the course's engines on one thread against gensim's two.
 
 * **Fair timing.** The two sides' repetitions are interleaved, in alternating order (A B, B A, ...),
   so that a slow moment of a shared machine hits both; each side's best repetition is kept.
@@ -51,34 +53,42 @@ Run them all with `make bench` (about 10 minutes), or one with
 
 Profiles (`torch.profiler`, `cProfile`) show where the time goes, and each technique below removes a
 cost they show, with the package's parity tests checking that it changes no result. Figures outside
-the tables time two alternatives against each other, on the machine named where the text names one
-(below, the AMD EPYC (AVX2) machine is a Zen 2 and the AMD EPYC of family 26 a Zen 5):
+the tables time two alternatives against each other while the change was made, on the code of that
+time; each names its machine (below, the Intel Xeon is the machine of the oldest run under History,
+the AMD EPYC (AVX2) machine is a Zen 2 and the AMD EPYC of family 26 a Zen 5), except one profile
+whose machine was not recorded:
 
 * **word2vec**, written plainly in PyTorch, spends most of its time in autograd's sparse gradients
   and in a binary search for every negative sample. `lmcourse.word2vec.sgd_step` writes word2vec.c's
   update out (a unit test checks it against autograd) and negatives come from word2vec.c's unigram
-  table: 10 epochs on the news corpus take 2.2 s against 5.8 s with autograd and the binary search.
+  table. On the Intel Xeon machine, 10 epochs of this tensor engine on the news corpus, at chapter
+  3's settings (50 dimensions, window 5, 5 negatives, batches of 4,096 examples; whether skip-gram or
+  CBOW was not recorded), took 2.2 s against 5.8 s with autograd and the binary search.
   On the Zen 2 machine, the scatter-adds into the two tables use `index_put_(..., accumulate=True)`
   (2.1 ms against 2.7 ms with `index_add_` for a batch's 24,576 output rows) and `neu1e` is an
-  elementwise product and a sum (1.7 ms against 3.2 ms as a batch of tiny matrix products): 10
-  epochs of skip-gram at batch 4,096 take 5.3 s with both against 6.7 s without. This tensor engine
-  reaches about a third of gensim's words/s: gensim runs the same arithmetic per pair in C on 2
-  threads without materialising a batch, and two threads do not help the course's small tensor
-  operations (8.0 s against 5.1 s). So the course has a second engine that does what gensim does:
+  elementwise product and a sum (1.7 ms against 3.2 ms as a batch of tiny matrix products): there,
+  10 epochs of the tensor engine's skip-gram at batch 4,096 take 5.3 s with both against 6.7 s
+  without. The tensor engine, on one thread, reaches about a third of the words/s of gensim on two
+  (0.316x in the Zen 2 machine's run under History): gensim runs the same arithmetic per pair in C
+  without materialising a batch, and a second thread does not help the tensor engine's small
+  operations (on the Zen 2 machine, the same 10 epochs took 8.0 s on two threads against 5.1 s on
+  one). So the course has a second engine that does what gensim does:
   `train_word2vec(..., engine="compiled")` runs word2vec.c's own loop, one pair at a time with each
   update applied before the next pair is scored, written as a plain Python function
   (`word2vec_c_epoch`) that numba compiles to machine code, float32 in a fixed order (a unit test
-  checks it bit for bit against the same loop uncompiled). On the Zen 2 machine it reaches 0.885x
-  gensim's 2-thread words/s on one thread; with `workers=2` two threads train blocks of 10,000 words
-  on copies of the tables and add their updates in a fixed order, so a run stays reproducible
-  (gensim's lock-free threads are not), and it reads 1.5x gensim's words/s at the same WordSim-353
-  quality (1.08x and 1.93x on the Zen 5). The tensor engine is the teaching version of chapter 3.
+  checks it bit for bit against the same loop uncompiled). In the Zen 2 machine's run under History
+  it reaches, on one thread, 0.885x the words/s of gensim on two; with `workers=2` two threads train
+  blocks of 10,000 words on copies of the tables and add their updates in a fixed order, so a run
+  stays reproducible (gensim's lock-free threads are not), and it reads 1.5x gensim's words/s, two
+  threads against two, at the same WordSim-353 quality. The tables below give every machine's
+  figures. The tensor engine is the teaching version of chapter 3.
 * **BERT** need not keep every layer's output alive when the caller does not ask for the hidden
   states, nor a layer's attention output through its feed-forward block. Neither costs any
   arithmetic, but both make the memory allocator hand out fresh pages for the large feed-forward
   activations, so `BertModel` keeps neither, and its self-attention computes Q, K and V with one
   matrix product instead of three. That makes the course's encoder as fast as transformers' on full
-  windows, and no faster: a profile of both on 32 windows of 128 tokens shows 81% of the time in
+  windows, and no faster: a profile of both on 32 windows of 128 tokens (the profile whose machine
+  was not recorded) shows 81% of the time in
   the same `addmm` calls (MKL's matrix products), 9% in the same fused attention kernel and 5% in
   GELU. What is left to win is work that need not be done. A batch of sentences is padded to its
   longest one, and on news sentences in batches of 32 about half the positions are padding.
@@ -132,15 +142,20 @@ WHAT = {
                        "(and full 32 x 128 windows); "
                        "outputs equal to 1e-5"),
     "word2vec": ("word2vec", "`lmcourse.word2vec.train_word2vec`", "`gensim.models.Word2Vec`",
-                 "words/s, skip-gram with negative sampling, gensim on 2 worker threads "
-                 "(the course's engines and threads: see the details); WordSim-353 Spearman"),
+                 "words/s, skip-gram with negative sampling, both on 2 threads (the course's compiled "
+                 "engine with 2 workers); the details add the course's engines on 1 thread against "
+                 "gensim's 2; WordSim-353 Spearman"),
     "wordpiece": ("WordPiece tokenization", "`lmcourse.tokenize.WordPieceTokenizer`",
                   "Rust `tokenizers`, batch API (`encode_batch`)",
                   "words/s on the news corpus (also against the pure-Python "
                   "`transformers.BertTokenizerLegacy`); ids identical to both"),
     "course_runtime": ("Whole course", "every chapter notebook", "(budget)",
                        "seconds to execute each chapter, against a budget scaled by the measured "
-                       "matrix-product peak; seconds to build the book"),
+                       "matrix-product peak; seconds to build the book; the longest reply lag: the "
+                       "longest time a cell's finished reply from the kernel waited in the client that "
+                       "runs the notebook before the client took it (near 0 s; more than 5 s means the "
+                       "client missed its wake-up, a stall that would otherwise show only as a slow "
+                       "chapter)"),
 }
 
 

@@ -203,3 +203,11 @@ def test_machines_with_one_name_are_told_apart_by_family_and_model():
     assert same_machine(zen5, zen5_again) and same_machine(zen5, unrecorded)
     assert not same_machine(zen2, zen5)
     assert not same_machine({**zen5, "family": "family 25, model 17"}, zen5)
+
+
+def test_performance_page_defines_the_reply_lag_where_it_first_uses_it():
+    from test_book_pages import _script
+    text = _script("performance_page").render(ROOT)
+    first = text.index("longest reply lag")
+    assert text.startswith("longest reply lag: the longest time", first), \
+        "the first mention of the longest reply lag must define it"

@@ -181,3 +181,33 @@ def test_figure_names_are_unique_and_every_reference_resolves():
     duplicates = sorted({name for name in names if names.count(name) > 1})
     assert not duplicates, f"figure names used twice: {duplicates}"
     assert referenced <= set(names), f"references to no figure: {sorted(referenced - set(names))}"
+
+
+def test_the_corrections_index_explains_unused_numbers():
+    index = _script("corrections_index")
+    assert index.unused_numbers([1, 2, 3]) == []
+    assert index.unused_numbers([1, 2, 26, 30, 32]) == [3, *range(4, 26), 27, 28, 29, 31]
+    assert index._spans([27, 28, 29, 40]) == "27 to 29 and 40"
+    assert index._spans([5]) == "5" and index._spans([5, 6, 9]) == "5, 6 and 9"
+    text = (ROOT / "corrections.md").read_text(encoding="utf-8")
+    numbers = sorted({b[0] for b in index.find_corrections(ROOT)})
+    if gaps := index.unused_numbers(numbers):
+        assert index._spans(gaps) in text and "not used" in text
+
+
+def test_the_scaling_page_sizes_its_gpu_model_against_gpt1_as_lmcourse_counts_them():
+    import torch
+
+    from lmcourse.gpt import GPT, GPTConfig
+    with torch.device("meta"):
+        gpu_model = GPT(GPTConfig(vocab_size=8192, context_size=256, d_model=384, num_layers=12, num_heads=6))
+        gpt1_sizes = GPT(GPTConfig(vocab_size=40478, context_size=512, d_model=768, num_layers=12, num_heads=12))
+
+    def count(model, part=""):
+        return sum(p.numel() for name, p in model.named_parameters() if name.startswith(part))
+    text = (ROOT / "scaling.md").read_text(encoding="utf-8")
+    for model in (gpu_model, gpt1_sizes):
+        for n in (count(model), count(model, "blocks."), count(model, "wte.") + count(model, "wpe.")):
+            assert f"{n:,}" in text, f"scaling.md does not give lmcourse's count {n:,}"
+    assert f"{count(gpt1_sizes) - 2 * 768:,}" in text           # GPT-1 itself has no final LayerNorm
+    assert 0.19 < count(gpu_model) / count(gpt1_sizes) < 0.22 and "about a fifth" in text

@@ -38,6 +38,7 @@ CASES = [
     (module("lmcourse.dynamic_masking"), ["--bogus"], "--bogus"),
     (module("lmcourse.distillation"), ["--out", "{dir}"], "--out"),
     (module("lmcourse.distillation"), ["--bogus"], "--bogus"),
+    (module("lmcourse.induction_heads"), ["--out", "{dir}"], "--out"),
     (module("lmcourse.pretrain"), ["--smoke", "gpt"], "--smoke"),
     (module("lmcourse.pretrain"), ["--smoke", "--out", "{file}", "gpt"], "--out"),
     (module("lmcourse.pretrain"), ["--check", "--out", "{dir}", "gpt"], "--check"),

@@ -5,12 +5,12 @@ import pytest
 
 from lmcourse.bpe import BPETokenizer, merge_pair, pretokenize
 from lmcourse.exercises import check
-from lmcourse.gpt import sliding_window_loss
+from lmcourse.gpt import GPT, GPTConfig, sliding_window_loss
 
 
 def test_wrong_answers_are_rejected():
     with pytest.raises(AssertionError, match="expected"):     # the first merges, but one too many
-        check("ch08-naive-bpe", lambda texts, n: BPETokenizer.train(texts, vocab_size=256 + n + 2).merges)
+        check("ch08-naive-bpe", lambda texts, n: naive_merges(texts, n + 1))
     with pytest.raises(AssertionError, match="expected"):     # non-overlapping windows whatever the stride
         check("ch08-sliding-window", lambda m, ids, stride: sliding_window_loss(m, ids, m.config.context_size))
 
@@ -37,4 +37,19 @@ def naive_merges(texts, num_merges):
 
 def test_exercise_checkers_accept_right_answers():
     assert check("ch08-naive-bpe", naive_merges) == "ch08-naive-bpe: all 3 checks passed"
-    assert check("ch08-sliding-window", sliding_window_loss) == "ch08-sliding-window: all 5 checks passed"
+    reference = lambda model, ids, stride: sliding_window_loss(model, ids, stride)      # noqa: E731
+    assert check("ch08-sliding-window", reference) == "ch08-sliding-window: all 5 checks passed"
+
+
+def test_the_package_code_that_answers_an_exercise_is_refused():
+    with pytest.raises(AssertionError, match="BPETokenizer.train"):
+        check("ch08-naive-bpe", lambda texts, n: BPETokenizer.train(texts, vocab_size=256 + n + 1).merges)
+    with pytest.raises(AssertionError, match="package's own"):
+        check("ch08-sliding-window", sliding_window_loss)
+
+    def by_building(vocab_size, context_size, d_model, num_layers):
+        config = GPTConfig(vocab_size=vocab_size, context_size=context_size, d_model=d_model,
+                           num_layers=num_layers, num_heads=1)
+        return sum(p.numel() for p in GPT(config).parameters())
+    with pytest.raises(AssertionError, match="built a GPT"):
+        check("ch08-gpt-parameters", by_building)

@@ -1,18 +1,23 @@
+import json
 import math
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 import torch
 
 from lmcourse.induction_heads import (
+    RESULTS,
+    SETTINGS,
     AttentionOnlyTransformer,
     InductionSetup,
     best_head,
+    held_out_batch,
     induction_scores,
     measure,
     next_token_losses,
     occurrence_losses,
     previous_token_scores,
+    recorded_runs,
     repeated_segment_batch,
     train_attention_only,
 )
@@ -161,3 +166,24 @@ def test_with_a_fixed_gap_one_layer_scores_as_an_induction_head():
                                   torch.Generator().manual_seed(10_000))
     result = measure(model, test, setup.segment_length)
     assert result["second_loss"] < 0.5 and result["induction"].max() > 0.9
+
+
+def test_the_record_holds_every_run_measured_on_the_held_out_batch(tmp_path):
+    runs = recorded_runs()
+    assert SETTINGS["setup"] == asdict(InductionSetup()) and held_out_batch().ids.shape == (2000, 24)
+    assert set(runs) == {(n, s) for n in (1, 2) for s in range(5)}
+    for (n, _), (losses, measured) in runs.items():
+        assert len(losses) == InductionSetup().steps
+        assert measured["induction"].shape == measured["previous_token"].shape == (n, 2)
+        assert measured["second_by_offset"].shape == (8,) and measured["second_by_gap"].shape == (8,)
+        assert 0 < measured["second_loss"] < measured["first_loss"]
+    tampered = tmp_path / "record.json"
+    record = json.loads(RESULTS.read_text())
+    record["runs"][0]["measured"]["second_loss"] += 0.1
+    tampered.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="SHA-256"):
+        recorded_runs(tampered)
+    record["settings"]["seeds"] = [0]
+    tampered.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="other settings"):
+        recorded_runs(tampered)

@@ -1,5 +1,11 @@
 """Checks for chapter 8 (GPT): ``check("ch08-gpt-parameters", fn)``, ``check("ch08-naive-bpe", fn)`` and
-``check("ch08-sliding-window", fn)``."""
+``check("ch08-sliding-window", fn)``. While the reader's function runs, the package code that would answer
+the exercise for it refuses to run (building a ``GPT``, ``BPETokenizer.train``), and the package's own
+``sliding_window_loss`` is not accepted as an answer."""
+from collections.abc import Iterator
+from contextlib import contextmanager
+from unittest.mock import patch
+
 import torch
 
 from lmcourse.bpe import BPETokenizer
@@ -7,6 +13,16 @@ from lmcourse.data import news_documents
 from lmcourse.gpt import GPT, GPTConfig, sliding_window_loss
 
 __all__ = ["gpt_parameters", "naive_bpe", "sliding_window"]
+
+
+@contextmanager
+def _refusing(owner, attribute: str, why: str) -> Iterator[None]:
+    """Run the block with ``owner.attribute`` replaced by a function that raises ``AssertionError`` (why)."""
+    def refuse(*args, **kwargs):
+        raise AssertionError(why)
+
+    with patch.object(owner, attribute, refuse):
+        yield
 
 
 def gpt_parameters(candidate) -> int:
@@ -18,7 +34,9 @@ def gpt_parameters(candidate) -> int:
             model = GPT(GPTConfig(vocab_size=vocab_size, context_size=context_size, d_model=d_model,
                                   num_layers=num_layers, num_heads=1))
         expected = sum(p.numel() for p in model.parameters())
-        got = candidate(vocab_size, context_size, d_model, num_layers)
+        with _refusing(GPT, "__init__", "your function built a GPT to count its parameters: count them from the "
+                                        "shapes of the weights, block by block"):
+            got = candidate(vocab_size, context_size, d_model, num_layers)
         assert got == expected, (
             f"for vocab_size={vocab_size}, context_size={context_size}, d_model={d_model}, "
             f"num_layers={num_layers} you computed {got}, the model has {expected}. Did you count "
@@ -34,7 +52,9 @@ def naive_bpe(candidate) -> int:
              (news_documents("train")[:3], 40)]
     for texts, num_merges in cases:
         expected = BPETokenizer.train(texts, vocab_size=256 + num_merges + 1).merges
-        got = [tuple(pair) for pair in candidate(list(texts), num_merges)]
+        with _refusing(BPETokenizer, "train", "your function called BPETokenizer.train: count and merge the pairs "
+                                              "yourself (pretokenize and merge_pair may help)"):
+            got = [tuple(pair) for pair in candidate(list(texts), num_merges)]
         first_wrong = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), None)
         assert first_wrong is None and len(got) == len(expected), (
             f"on {len(texts)} text(s) starting {texts[0][:30]!r} with num_merges={num_merges}: "
@@ -49,6 +69,7 @@ def naive_bpe(candidate) -> int:
 def sliding_window(candidate) -> int:
     """``candidate(model, ids (N,), stride) -> float``: the mean next-token loss over the stream, every
     token after the first predicted once, each window scoring only the targets no earlier window scored."""
+    assert candidate is not sliding_window_loss, "that is the package's own sliding_window_loss: write yours"
     torch.manual_seed(0)
     model = GPT(GPTConfig(vocab_size=40, context_size=8, d_model=16, num_layers=1, num_heads=2)).eval()
     cases = [(33, 8), (33, 4), (30, 3), (9, 1), (50, 1)]
