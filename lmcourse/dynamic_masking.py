@@ -321,7 +321,7 @@ def plot_masking_runs(runs: list[dict], unigram: float, ax=None):
             ax.plot(range(1, r["epochs"] + 1), r["valid_loss"], color=f"C{k}", alpha=0.7, lw=1.2,
                     label=f"{scheme} ({len(chosen)} seeds)" if i == 0 else None)
             ax.plot(r["best_epoch"], r["best_valid_loss"], "o", color=f"C{k}", ms=4)
-    ax.axhline(unigram, color="0.3", ls="--", lw=1, label=f"unigram of the same text ({unigram:.2f})")
+    ax.axhline(unigram, color="0.3", ls="--", lw=1, label=f"unigram of the same text, same positions ({unigram:.2f})")
     ax.axvline(SETTINGS["budget_epochs"], color="0.5", ls=":", lw=1, label="equal budget")
     low = min(min(r["valid_loss"]) for r in runs)
     ax.set(xlabel=f"epoch ({SETTINGS['sequences']} sequences of {SETTINGS['seq_len']} words)",
