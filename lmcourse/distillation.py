@@ -10,12 +10,15 @@ The T^2 keeps the soft term's gradients on the scale of the hard term's as T cha
 
 The experiment (:func:`run`, :data:`SETTINGS`): the teacher is the counting bigram model of
 :class:`lmcourse.electra.BigramClozeGenerator`, p(next word | word) estimated on the whole news
-training text. A student (:class:`BigramStudent`) sees only the first 3,000 training words and
-starts from their unigram distribution; it trains on the hard labels (the next word) or on the
-distillation loss, with the same initial weights and batches per seed, scored on the validation
-articles every few steps, until its validation cross-entropy has not fallen for ``patience_steps``
-(after at least the equal budget of ``budget_steps``); the best step's weights are scored once on
-the test articles. The runs are computed once::
+training text. A student (:class:`BigramStudent`) sees only 3,000 next-word pairs of the training
+text, its seed's own slice (:func:`student_words`: seed k reads words 3,000 k to 3,000 (k + 1), so
+the seeds' slices do not overlap), and starts from their unigram distribution; it trains on the hard
+labels (the next word) or on the distillation loss, with the same initial weights and batches for
+both losses within a seed, scored on the validation articles every few steps, until its validation
+cross-entropy has not fallen for ``patience_steps`` (after at least the equal budget of
+``budget_steps``); the best step's weights are scored once on the test articles. Two count models of
+each slice mark the levels (:func:`baselines`): its unigram, and a bigram interpolated with that
+unigram (:func:`interpolated_bigram`, the weight tuned on validation). The runs are computed once::
 
     python -m lmcourse.distillation    # writes lmcourse/checkpoints/distillation.json
 
@@ -78,7 +81,9 @@ def distillation_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor
 ARMS = ("hard labels", "soft targets, T = 2")
 SETTINGS = {"student_tokens": 3000, "batch_tokens": 750, "d_embed": 32, "lr": 1e-2, "temperature": 2.0,
             "alpha": 0.9, "teacher_k": 0.1, "eval_every": 5, "budget_steps": 40, "patience_steps": 60,
-            "max_steps": 400, "seeds": [0, 1, 2, 3, 4], "arms": list(ARMS)}
+            "max_steps": 400, "seeds": [0, 1, 2, 3, 4], "arms": list(ARMS), "slices": "disjoint, one per seed"}
+#: the bigram baseline's interpolation weights tried on validation
+BIGRAM_WEIGHTS = [k / 20 for k in range(1, 20)]
 RESULTS = Path(__file__).parent / "checkpoints" / "distillation.json"
 
 
@@ -106,12 +111,48 @@ class BigramStudent(nn.Module):
 
 def distillation_data() -> dict:
     """The experiment's data: ``teacher`` (V, V) log p(next | word) from all training text,
-    ``train`` (student_tokens + 1,) the students' words, ``valid`` and ``test`` (n,) streams."""
+    ``train`` (n,) all the training text (each student reads a slice, :func:`student_words`),
+    ``valid`` and ``test`` (n,) streams."""
     _, streams = news_word_streams()
     vocab_size = int(max(ids.max() for ids in streams.values())) + 1
     teacher = BigramClozeGenerator(streams["train"], vocab_size, k=SETTINGS["teacher_k"]).log_next
-    return {"teacher": teacher, "train": streams["train"][: SETTINGS["student_tokens"] + 1],
-            "valid": streams["valid"], "test": streams["test"]}
+    return {"teacher": teacher, "train": streams["train"], "valid": streams["valid"], "test": streams["test"]}
+
+
+def student_words(data: dict, seed: int) -> torch.Tensor:
+    """(student_tokens + 1,) the words the students of ``seed`` read: training words
+    seed * student_tokens to (seed + 1) * student_tokens, so the seeds' next-word pairs do not overlap."""
+    check_type(data, "data", dict)
+    check_int(seed, "seed", minimum=0)
+    n = SETTINGS["student_tokens"]
+    if (seed + 1) * n + 1 > len(data["train"]):
+        raise ValueError(f"seed must be below {(len(data['train']) - 1) // n}: the training text holds "
+                         f"{len(data['train'])} words, {n} a seed; got {seed}")
+    return data["train"][seed * n: (seed + 1) * n + 1]
+
+
+def _bigram_parts(words: torch.Tensor, vocab_size: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(V, V) relative bigram frequencies of ``words`` (n,) (a word never seen before another gets
+    the unigram's row) and (V,) the add-one unigram of ``words[1:]``, both float64."""
+    counts = torch.zeros(vocab_size, vocab_size, dtype=torch.float64)
+    counts.index_put_((words[:-1], words[1:]), torch.ones(len(words) - 1, dtype=torch.float64), accumulate=True)
+    unigram = torch.bincount(words[1:], minlength=vocab_size).double() + 1
+    unigram = unigram / unigram.sum()                                             # (V,)
+    seen = counts.sum(1, keepdim=True)                                            # (V, 1)
+    return torch.where(seen > 0, counts / seen.clamp(min=1), unigram), unigram
+
+
+def interpolated_bigram(words: torch.Tensor, vocab_size: int, weight: float) -> torch.Tensor:
+    """(V, V) log p(next | word) counted on ``words`` (n,): ``weight`` times the bigram's relative
+    frequency plus 1 - weight times the add-one unigram of the next words (the unigram alone after a
+    word never seen in ``words[:-1]``). A count model of the students' own words."""
+    check_int(vocab_size, "vocab_size", minimum=2)
+    check_token_ids(words, vocab_size, "words")
+    if words.dim() != 1 or len(words) < 2:
+        raise ValueError(f"words must be 1-d with at least 2 ids, got shape {tuple(words.shape)}")
+    check_probability(weight, "weight")
+    relative, unigram = _bigram_parts(words, vocab_size)
+    return (weight * relative + (1 - weight) * unigram).log().float()
 
 
 def next_word_loss(log_probs_or_model, stream: torch.Tensor) -> float:
@@ -129,21 +170,39 @@ def next_word_loss(log_probs_or_model, stream: torch.Tensor) -> float:
     return F.cross_entropy(logits, stream[1:]).item()
 
 
-def baselines(data: dict | None = None) -> dict[str, dict[str, float]]:
-    """{"teacher", "unigram"} -> {"valid", "test"}: the teacher's next-word cross-entropy, and that
-    of an add-one unigram model of the students' own next words (the no-context level)."""
+def baselines(data: dict | None = None) -> dict[str, dict[str, float | list[float]]]:
+    """The levels, as next-word cross-entropies (nats): ``teacher`` -> {"valid", "test"};
+    ``unigram`` -> {"valid", "test"}: lists, one per seed of :data:`SETTINGS`, for an add-one unigram
+    of that seed's next words (the no-context level); ``bigram`` -> {"valid", "test", "weight"}:
+    lists for :func:`interpolated_bigram` of that seed's words, the weight the best of
+    :data:`BIGRAM_WEIGHTS` on validation."""
     data = distillation_data() if data is None else data
     vocab_size = len(data["teacher"])
-    return {"teacher": {split: next_word_loss(data["teacher"], data[split]) for split in ("valid", "test")},
-            "unigram": {split: unigram_loss(data["train"][1:], data[split][1:], vocab_size)
-                        for split in ("valid", "test")}}
+    lines = {"teacher": {split: next_word_loss(data["teacher"], data[split]) for split in ("valid", "test")},
+             "unigram": {"valid": [], "test": []}, "bigram": {"valid": [], "test": [], "weight": []}}
+    for seed in SETTINGS["seeds"]:
+        words = student_words(data, seed)
+        for split in ("valid", "test"):
+            lines["unigram"][split].append(unigram_loss(words[1:], data[split][1:], vocab_size))
+        relative, unigram = _bigram_parts(words, vocab_size)
+        weights = torch.tensor(BIGRAM_WEIGHTS, dtype=torch.float64)[:, None]                  # (W, 1)
+        losses = {}                         # split -> (W,) mean -log p(next | word) at each weight
+        for split in ("valid", "test"):
+            stream = data[split]
+            bigram, no_context = relative[stream[:-1], stream[1:]], unigram[stream[1:]]   # (n-1,) each
+            losses[split] = -(weights * bigram + (1 - weights) * no_context).log().mean(dim=1)
+        best = losses["valid"].argmin()
+        for split in ("valid", "test"):
+            lines["bigram"][split].append(losses[split][best].item())
+        lines["bigram"]["weight"].append(BIGRAM_WEIGHTS[best])
+    return lines
 
 
 def run(arm: str, seed: int, data: dict | None = None, max_steps: int | None = None) -> dict:
-    """One student trained on ``arm`` (a key of :data:`ARMS`) with ``seed`` (its initial weights;
-    the batches are the same in order for every run), scored on validation every ``eval_every``
-    steps (and before training); early stopping as in the module's docstring. ``max_steps`` (default
-    the settings') cuts the run short.
+    """One student trained on ``arm`` (a key of :data:`ARMS`) with ``seed`` (its initial weights and
+    its words, :func:`student_words`, cut in order into the same batches for both arms), scored on
+    validation every ``eval_every`` steps (and before training); early stopping as in the module's
+    docstring. ``max_steps`` (default the settings') cuts the run short.
 
     Returns ``{arm, seed, steps, valid_ce, best_step, best_valid_ce, test_ce_at_best, budget_valid_ce}``."""
     if arm not in ARMS:
@@ -153,7 +212,7 @@ def run(arm: str, seed: int, data: dict | None = None, max_steps: int | None = N
     max_steps = s["max_steps"] if max_steps is None else max_steps
     check_int(max_steps, "max_steps", minimum=1, maximum=s["max_steps"])
     data = distillation_data() if data is None else data
-    teacher, words = data["teacher"], data["train"]
+    teacher, words = data["teacher"], student_words(data, seed)
     prev, nxt = words[:-1], words[1:]
     size = s["batch_tokens"]
     batches = [(prev[i:i + size], nxt[i:i + size]) for i in range(0, len(prev), size)]
@@ -214,8 +273,9 @@ def by_arm(runs: list[dict], key: str) -> dict[str, torch.Tensor]:
 
 def plot_distillation_runs(runs: list[dict], lines: dict[str, dict[str, float]], ax=None):
     """Validation cross-entropy per step of every student (one colour per arm, one line per seed),
-    each run's best step marked, with the teacher's and the unigram's lines (``lines`` as
-    :func:`baselines` gives them) and the equal budget; returns the axes."""
+    each run's best step marked, with the teacher's line and the mean over seeds of the unigram's
+    and the interpolated bigram's (``lines`` as :func:`baselines` gives them) and the equal budget;
+    returns the axes."""
     import matplotlib.pyplot as plt
     check_type(runs, "runs", list)
     check_type(lines, "lines", dict)
@@ -229,9 +289,11 @@ def plot_distillation_runs(runs: list[dict], lines: dict[str, dict[str, float]],
             ax.plot(r["steps"], r["valid_ce"], color=f"C{k}", alpha=0.7, lw=1.2,
                     label=f"student, {arm} ({len(chosen)} seeds)" if i == 0 else None)
             ax.plot(r["best_step"], r["best_valid_ce"], "o", color=f"C{k}", ms=4)
-    unigram, teacher = lines["unigram"]["valid"], lines["teacher"]["valid"]
+    teacher = lines["teacher"]["valid"]
+    unigram, bigram = (sum(lines[name]["valid"]) / len(lines[name]["valid"]) for name in ("unigram", "bigram"))
     ax.axhline(unigram, color="0.3", ls="--", lw=1,
-               label=f"unigram of the students' {SETTINGS['student_tokens']:,} words ({unigram:.2f})")
+               label=f"unigram of each student's {SETTINGS['student_tokens']:,} words ({unigram:.2f})")
+    ax.axhline(bigram, color="C3", ls=":", lw=1.2, label=f"counted bigram of the same words ({bigram:.2f})")
     ax.axhline(teacher, color="C2", ls="-.", lw=1, label=f"teacher, all training text ({teacher:.2f})")
     ax.axvline(SETTINGS["budget_steps"], color="0.5", ls=":", lw=1, label="equal budget")
     low = min(min(min(r["valid_ce"]) for r in runs), teacher)
@@ -249,8 +311,12 @@ def main(argv: list[str] | None = None) -> int:
     runs = experiment()
     save_record(args.out, "python -m lmcourse.distillation", SETTINGS, runs)
     lines = baselines()
-    print("validation: teacher {:.3f}, unigram of the students' words {:.3f}".format(
-        lines["teacher"]["valid"], lines["unigram"]["valid"]))
+    print("teacher: validation {valid:.3f}, test {test:.3f}".format(**lines["teacher"]))
+    for name in ("unigram", "bigram"):
+        for split in ("valid", "test"):
+            mean, se = mean_se(torch.tensor(lines[name][split], dtype=torch.float64))
+            print(f"{name} of each seed's words, {split}: {mean:.3f} +- {se:.3f}")
+    print("bigram weights:", lines["bigram"]["weight"])
     for key in ("best_valid_ce", "test_ce_at_best", "budget_valid_ce", "best_step"):
         for arm, values in by_arm(runs, key).items():
             mean, se = mean_se(values)

@@ -8,11 +8,14 @@ small masked LM (:class:`TinyMLM`) on them to compare the schemes.
 
 The comparison (:func:`run`, :data:`SETTINGS`): the same TinyMLM, with the same initial weights per
 seed, trains on the first 768 sequences of 32 words of the news corpus under each scheme for up to
-40 epochs (BERT's count), scored after every epoch on masked validation text with fixed masks. It
-stops when the validation loss has not fallen for ``patience`` epochs (after at least the equal
-budget of ``budget_epochs``); the best epoch's weights are then scored once on the test articles.
-A unigram model fitted on the same 768 sequences (:func:`unigram_lines`) is the level a model must
-beat to have learned anything from the context. Fifteen runs take several minutes of two cores, so
+40 epochs (BERT's count), always corrupted 80/10/10 as BERT was. After every epoch it is scored on
+validation text with fixed masks (also drawn 80/10/10), at the positions that hold [MASK] only
+(:func:`masked_loss`): where the answer stays visible (the 10% kept) a model that copies its input
+scores well without reading any context (:func:`copy_lines`). It stops when that validation loss
+has not fallen for ``patience`` epochs (after at least the equal budget of ``budget_epochs``); the
+best epoch's weights are then scored once, the same way, on the test articles. A unigram model fitted
+on the same 768 sequences, scored at the same [MASK] positions (:func:`unigram_lines`), is the level
+a model must beat to have learned anything from the context. Fifteen runs take several minutes of two cores, so
 they are computed once::
 
     python -m lmcourse.dynamic_masking    # writes lmcourse/checkpoints/dynamic_masking.json
@@ -151,7 +154,8 @@ _SPECIAL_IDS = (0, 2)          # <pad> and [MASK] are never chosen (news_word_st
 
 def masking_data() -> dict:
     """The experiment's data: ``train`` (sequences, seq_len) ids, ``valid`` and ``test`` lists of
-    :class:`MaskedBatch` with fixed masks (the same for every model), ``mask_id``, ``vocab_size``."""
+    :class:`MaskedBatch` with fixed 80/10/10 masks (the same for every model; :func:`masked_loss`
+    scores their [MASK] positions), ``mask_id``, ``vocab_size``."""
     vocab, streams = news_word_streams()
     s = SETTINGS
     mask_id, vocab_size = vocab["[MASK]"], len(vocab)
@@ -167,22 +171,61 @@ def masking_data() -> dict:
 
 
 def unigram_lines(data: dict | None = None) -> dict[str, float]:
-    """{"valid", "test"}: the loss (nats) at the masked positions of a unigram model (add-one) fitted
-    on the same training sequences: the level of a model that learned nothing from the context."""
+    """{"valid", "test"}: the loss (nats) at the [MASK] positions (those :func:`masked_loss` scores)
+    of a unigram model (add-one) fitted on the same training sequences: the level of a model that
+    learned nothing from the context."""
     data = masking_data() if data is None else data
-    return {split: unigram_loss(data["train"], torch.cat([b.labels[b.chosen] for b in data[split]]),
+    return {split: unigram_loss(data["train"], torch.cat([b.labels[b.masked] for b in data[split]]),
                                 data["vocab_size"]) for split in ("valid", "test")}
 
 
+def copy_lines(data: dict | None = None) -> dict[str, float]:
+    """Why :func:`masked_loss` scores [MASK] positions only: the loss (nats) over ALL chosen
+    positions (80/10/10) of a context-free model that copies. At a [MASK] it predicts the add-one
+    unigram of the training sequences; where the input shows a word it puts ``q`` on that word and
+    1 - q on the unigram. ``q`` (about one half: the kept share of the unmasked chosen positions) is
+    the best of 0.01, 0.02, ..., 0.99 on validation. Returns {"valid", "test", "unigram_valid",
+    "unigram_test", "q"}: the copier's loss, the unigram's over the same positions, and q."""
+    data = masking_data() if data is None else data
+    counts = torch.bincount(data["train"].flatten(), minlength=data["vocab_size"]).double() + 1
+    log_unigram = (counts / counts.sum()).log()                                       # (V,)
+
+    def losses(split, q):                  # q: (Q,) -> (Q,) mean loss over the chosen positions
+        shown = torch.cat([b.input_ids[b.chosen] for b in data[split]])              # (N,)
+        labels = torch.cat([b.labels[b.chosen] for b in data[split]])                 # (N,)
+        masked = torch.cat([b.masked[b.chosen] for b in data[split]])                 # (N,)
+        unigram = log_unigram[labels].exp()                                            # (N,)
+        copied = (shown == labels).double()
+        p = torch.where(masked, unigram, q[:, None] * copied + (1 - q[:, None]) * unigram)   # (Q, N)
+        return -p.log().mean(dim=1)
+
+    grid = torch.arange(1, 100, dtype=torch.float64) / 100
+    q = grid[losses("valid", grid).argmin()]
+    return {"valid": losses("valid", q[None]).item(), "test": losses("test", q[None]).item(),
+            "unigram_valid": losses("valid", torch.zeros(1, dtype=torch.float64)).item(),
+            "unigram_test": losses("test", torch.zeros(1, dtype=torch.float64)).item(), "q": q.item()}
+
+
 def masked_loss(model: TinyMLM, batches: list[MaskedBatch]) -> float:
-    """Mean :func:`mlm_loss` over ``batches`` (fixed masks), without gradients."""
+    """Mean cross-entropy (nats) of ``model`` over the positions of ``batches`` (fixed masks) that
+    hold [MASK] (``batch.masked``), pooled over the batches, without gradients. The chosen positions
+    left visible or replaced at random are not scored: there a model could copy its input."""
     check_type(model, "model", TinyMLM)
+    check_type(batches, "batches", list)
+    if not batches or not all(isinstance(b, MaskedBatch) for b in batches):
+        raise ValueError("batches must be a non-empty list of MaskedBatch")
     was_training = model.training
     model.eval()
+    total, count = 0.0, 0
     with torch.no_grad():
-        loss = sum(mlm_loss(model, b).item() for b in batches) / len(batches)
+        for b in batches:
+            logits = model.head(model.encode(b.input_ids)[b.masked])                  # (N, V)
+            total += F.cross_entropy(logits, b.labels[b.masked], reduction="sum").item()
+            count += int(b.masked.sum())
     model.train(was_training)
-    return loss
+    if count == 0:
+        raise ValueError("batches must hold at least one [MASK] position")
+    return total / count
 
 
 def _batches(m: MaskedBatch, size: int) -> list[MaskedBatch]:
@@ -194,8 +237,8 @@ def _batches(m: MaskedBatch, size: int) -> list[MaskedBatch]:
 def run(scheme: str, seed: int, data: dict | None = None, max_epochs: int | None = None) -> dict:
     """One TinyMLM trained under ``scheme`` (a key of :data:`SCHEMES`) with ``seed`` (its initial
     weights and its masks: every scheme's first masks are the same draws), scored on the validation
-    masks after every epoch; early stopping as in the module's docstring. ``max_epochs`` (default
-    the settings') cuts the run short, for a quick rerun of its start.
+    [MASK] positions (:func:`masked_loss`) after every epoch; early stopping as in the module's
+    docstring. ``max_epochs`` (default the settings') cuts the run short, for a quick rerun of its start.
 
     Returns ``{scheme, seed, epochs, valid_loss (one per epoch), best_epoch, best_valid_loss,
     test_loss_at_best, budget_valid_loss (None if the run stopped earlier)}``."""
@@ -263,7 +306,7 @@ def paired_gaps(runs: list[dict], key: str, first: str, second: str) -> tuple[fl
 
 
 def plot_masking_runs(runs: list[dict], unigram: float, ax=None):
-    """Validation MLM loss per epoch of every run (one colour per scheme, one line per seed), each
+    """Validation loss at the [MASK] positions per epoch of every run (one colour per scheme, one line per seed), each
     run's best epoch marked, the unigram line and the equal budget drawn; returns the axes."""
     import matplotlib.pyplot as plt
     check_type(runs, "runs", list)
@@ -278,11 +321,11 @@ def plot_masking_runs(runs: list[dict], unigram: float, ax=None):
             ax.plot(range(1, r["epochs"] + 1), r["valid_loss"], color=f"C{k}", alpha=0.7, lw=1.2,
                     label=f"{scheme} ({len(chosen)} seeds)" if i == 0 else None)
             ax.plot(r["best_epoch"], r["best_valid_loss"], "o", color=f"C{k}", ms=4)
-    ax.axhline(unigram, color="0.3", ls="--", lw=1, label=f"unigram of the same text ({unigram:.2f})")
+    ax.axhline(unigram, color="0.3", ls="--", lw=1, label=f"unigram of the same text, same positions ({unigram:.2f})")
     ax.axvline(SETTINGS["budget_epochs"], color="0.5", ls=":", lw=1, label="equal budget")
     low = min(min(r["valid_loss"]) for r in runs)
     ax.set(xlabel=f"epoch ({SETTINGS['sequences']} sequences of {SETTINGS['seq_len']} words)",
-           ylabel="validation MLM loss (nats)", ylim=(low - 0.1, unigram + 0.6),
+           ylabel="validation loss at [MASK] (nats)", ylim=(low - 0.1, unigram + 0.6),
            title="The same small masked LM under three masking schemes (dots: best epochs)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
@@ -295,8 +338,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     runs = experiment()
     save_record(args.out, "python -m lmcourse.dynamic_masking", SETTINGS, runs)
-    lines = unigram_lines()
-    print(f"unigram of the training sequences: validation {lines['valid']:.3f}, test {lines['test']:.3f}")
+    lines, copier = unigram_lines(), copy_lines()
+    print(f"at the [MASK] positions, unigram of the training sequences: validation {lines['valid']:.3f}, "
+          f"test {lines['test']:.3f}")
+    print(f"at all chosen positions (80/10/10), the context-free copier (q = {copier['q']:.2f}): validation "
+          f"{copier['valid']:.3f}, test {copier['test']:.3f}; the unigram {copier['unigram_valid']:.3f}, "
+          f"{copier['unigram_test']:.3f}")
     for key in ("best_valid_loss", "test_loss_at_best", "budget_valid_loss"):
         for scheme, values in by_scheme(runs, key).items():
             mean, se = mean_se(values)

@@ -67,12 +67,12 @@ def data():
 
 
 def test_a_student_starts_at_the_unigram_of_its_words_and_names_bad_arguments(data):
-    words = data["train"][1:]
+    words = dl.student_words(data, 2)[1:]
     student = dl.BigramStudent(len(data["teacher"]), words)
     before = dl.next_word_loss(student, data["valid"])
     assert abs(before - unigram_loss(words, data["valid"][1:], len(data["teacher"]))) < 0.01
-    lines = dl.baselines(data)
-    assert lines["teacher"]["valid"] < lines["unigram"]["valid"]
+    with pytest.raises(ValueError, match="seed"):
+        dl.student_words(data, len(data["train"]) // dl.SETTINGS["student_tokens"])
     with pytest.raises(ValueError, match="train_ids"):
         dl.BigramStudent(10, torch.tensor([11]))
     with pytest.raises(ValueError, match="d_embed"):
@@ -81,9 +81,30 @@ def test_a_student_starts_at_the_unigram_of_its_words_and_names_bad_arguments(da
         dl.next_word_loss(student, torch.tensor([1]))
 
 
+def test_seeds_read_disjoint_slices_and_the_baselines_are_per_seed(data):
+    n = dl.SETTINGS["student_tokens"]
+    first, second = dl.student_words(data, 0), dl.student_words(data, 1)
+    assert len(first) == n + 1 and torch.equal(first[-1:], second[:1])   # next-word pairs do not overlap
+    assert torch.equal(second, data["train"][n: 2 * n + 1])
+    lines = dl.baselines(data)
+    seeds = len(dl.SETTINGS["seeds"])
+    assert all(len(lines[name][split]) == seeds for name in ("unigram", "bigram") for split in ("valid", "test"))
+    assert lines["unigram"]["valid"][1] == unigram_loss(second[1:], data["valid"][1:], len(data["teacher"]))
+    weight = lines["bigram"]["weight"][1]
+    table = dl.interpolated_bigram(second, len(data["teacher"]), weight)
+    assert abs(dl.next_word_loss(table, data["valid"]) - lines["bigram"]["valid"][1]) < 1e-4
+    assert torch.allclose(table.exp().sum(1), torch.ones(len(table)), atol=1e-4)
+    for k in range(seeds):                           # the teacher and the counted bigram beat the unigram
+        assert lines["teacher"]["valid"] < lines["bigram"]["valid"][k] < lines["unigram"]["valid"][k]
+    with pytest.raises(ValueError, match="weight"):
+        dl.interpolated_bigram(second, len(data["teacher"]), 1.5)
+    with pytest.raises(ValueError, match="words"):
+        dl.interpolated_bigram(second[:1], len(data["teacher"]), 0.5)
+
+
 def test_a_run_pairs_the_arms_stops_early_and_names_bad_arguments(monkeypatch, data):
     monkeypatch.setattr(dl, "SETTINGS", TINY)
-    tiny = {**data, "train": data["train"][:301], "valid": data["valid"][:500], "test": data["test"][:500]}
+    tiny = {**data, "train": data["train"][:601], "valid": data["valid"][:500], "test": data["test"][:500]}
     runs = {arm: dl.run(arm, 0, tiny) for arm in dl.ARMS}
     assert len({r["valid_ce"][0] for r in runs.values()}) == 1            # the same initial student
     for r in runs.values():
@@ -92,10 +113,14 @@ def test_a_run_pairs_the_arms_stops_early_and_names_bad_arguments(monkeypatch, d
         assert r["steps"][-1] == 12 or r["steps"][-1] - r["best_step"] >= 4
         assert r["budget_valid_ce"] == r["valid_ce"][2]
     assert dl.run("hard labels", 0, tiny) == runs["hard labels"]
+    other = dl.run("hard labels", 1, tiny, max_steps=2)          # another seed reads other words
+    assert other["valid_ce"][0] != runs["hard labels"]["valid_ce"][0]
     with pytest.raises(ValueError, match="arm"):
         dl.run("labels", 0, tiny)
     with pytest.raises(ValueError, match="seed"):
         dl.run("hard labels", -1, tiny)
+    with pytest.raises(ValueError, match="seed"):
+        dl.run("hard labels", 2, tiny)
     with pytest.raises(ValueError, match="max_steps"):
         dl.run("hard labels", 0, tiny, max_steps=13)
 
@@ -121,11 +146,11 @@ def test_the_record_matches_its_settings_a_rerun_and_its_hash(tmp_path, data):
 
 def test_the_figure_draws_every_run_and_both_lines():
     runs = dl.recorded_runs()
-    lines = {"teacher": {"valid": 5.3}, "unigram": {"valid": 5.8}}
+    lines = {"teacher": {"valid": 5.3}, "unigram": {"valid": [5.8, 5.9]}, "bigram": {"valid": [5.5, 5.6]}}
     ax = dl.plot_distillation_runs(runs, lines)
-    assert len(ax.lines) == 2 * len(runs) + 3
+    assert len(ax.lines) == 2 * len(runs) + 4
     legend = " ".join(t.get_text() for t in ax.get_legend().get_texts())
-    assert "unigram" in legend and "teacher" in legend
+    assert "unigram" in legend and "teacher" in legend and "bigram of the same words (5.55)" in legend
     with pytest.raises(ValueError, match="hard labels"):
         dl.plot_distillation_runs([r for r in runs if r["arm"] != "hard labels"], lines)
     plt.close("all")

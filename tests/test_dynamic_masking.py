@@ -90,6 +90,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import lmcourse.dynamic_masking as dm  # noqa: E402
+from lmcourse.masking import MaskedBatch, mask_tokens  # noqa: E402
 from lmcourse.mlm_eval import unigram_loss  # noqa: E402
 
 TINY = {**dm.SETTINGS, "sequences": 16, "batch_size": 8, "eval_sequences": 8, "d_model": 16, "max_epochs": 6,
@@ -118,8 +119,10 @@ def test_a_run_pairs_the_schemes_stops_early_and_names_bad_arguments(monkeypatch
     data = dm.masking_data()
     assert data["train"].shape == (16, 32) and len(data["valid"]) == len(data["test"]) == 2
     lines = dm.unigram_lines(data)
-    labels = torch.cat([b.labels[b.chosen] for b in data["valid"]])
+    labels = torch.cat([b.labels[b.masked] for b in data["valid"]])
     assert lines["valid"] == unigram_loss(data["train"], labels, data["vocab_size"]) < math.log(data["vocab_size"])
+    copier = dm.copy_lines(data)                      # over all chosen positions, copying beats the unigram
+    assert copier["valid"] < copier["unigram_valid"] and 0.2 < copier["q"] < 0.8
     runs = {scheme: dm.run(scheme, 0, data) for scheme in dm.SCHEMES}
     assert len({r["valid_loss"][0] for r in runs.values()}) == 1          # the same first mask and weights
     ten, dynamic = runs["static, 10 masks (BERT)"], runs["dynamic (RoBERTa)"]
@@ -136,6 +139,24 @@ def test_a_run_pairs_the_schemes_stops_early_and_names_bad_arguments(monkeypatch
         dm.run("static, 1 mask", -1, data)
     with pytest.raises(ValueError, match="max_epochs"):
         dm.run("static, 1 mask", 0, data, max_epochs=7)
+
+
+def test_masked_loss_scores_only_the_mask_positions():
+    torch.manual_seed(0)
+    model = dm.TinyMLM(100, d_model=16, num_heads=2, num_layers=1, max_len=128)
+    batch = mask_tokens(_ids()[:4], 1, 100, generator=torch.Generator().manual_seed(5))
+    assert batch.kept.any() and batch.randomized.any()
+    logits = model(batch.input_ids)
+    at_mask = torch.nn.functional.cross_entropy(logits[batch.masked], batch.labels[batch.masked]).item()
+    assert abs(dm.masked_loss(model, [batch, batch]) - at_mask) < 1e-5
+    hidden = torch.nn.functional.cross_entropy(logits[batch.chosen], batch.labels[batch.chosen]).item()
+    assert abs(hidden - at_mask) > 1e-4               # the other chosen positions would change the score
+    with pytest.raises(ValueError, match="batches"):
+        dm.masked_loss(model, [])
+    with pytest.raises(ValueError, match="MASK"):
+        nothing = MaskedBatch(*(getattr(batch, f) for f in ("input_ids", "labels", "chosen")),
+                              torch.zeros_like(batch.masked), batch.randomized, batch.kept)
+        dm.masked_loss(model, [nothing])
 
 
 def test_the_record_matches_its_settings_a_rerun_and_its_hash(tmp_path):
