@@ -12,7 +12,9 @@ for as many steps as make its training FLOPs equal ELECTRA's (generator and disc
 and backward; :func:`compute_budget`), and the same encoder untrained. All three are fine-tuned on
 one downstream task, sentence-end restoration (:func:`lmcourse.sentence_ends.sentence_end_windows`:
 the full stops are deleted and every token is labelled "a sentence ended after it"), from 64
-labelled windows of held-out news, and scored by ROC AUC on 500 windows of the test articles.
+labelled windows of the first half of the validation articles; the learning rate (of three) and the
+step are chosen by the AUC on 200 windows of their second half (:func:`finetune`: an early stop), and
+the chosen model is scored by ROC AUC on 500 windows of the test articles.
 Pretraining uses chapter 10's news vocabulary and training articles (:func:`news_streams`).
 
 Five seeds take several minutes of two cores, so they are computed once::
@@ -54,8 +56,9 @@ SETTINGS = {
     "d_model": 64, "num_heads": 4, "num_layers": 2,          # the discriminator and the masked LM
     "generator_d_model": 16, "generator_heads": 1,          # a quarter of the width, the same head size
     "seq_len": 32, "batch_size": 32, "electra_steps": 300, "lr": 3e-3, "mask_prob": 0.15, "disc_weight": 50.0,
-    "valid_batches": 10,
-    "finetune": {"fit_windows": 64, "test_windows": 500, "batch_size": 16, "steps": 150, "lr": 1e-3},
+    "valid_batches": 10, "flagged_window": [200, 224],      # the validation words of the sentence shown flagged
+    "finetune": {"fit_windows": 64, "dev_windows": 200, "test_windows": 500, "batch_size": 16,
+                 "lrs": [3e-4, 1e-3, 3e-3], "eval_every": 25, "max_steps": 1000, "patience": 200},
     "seeds": [0, 1, 2, 3, 4],
 }
 RESULTS = Path(__file__).parent / "checkpoints" / "electra_small.json"
@@ -314,34 +317,59 @@ def tagging_loss(model: TokenTagger, batch: tuple[torch.Tensor, torch.Tensor]) -
     return F.binary_cross_entropy_with_logits(model(ids), ends.float())
 
 
-def sentence_end_data(streams: NewsStreams, fit_windows: int, test_windows: int, seq_len: int
-                      ) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-    """``fit``: windows of the validation articles (the labels to learn from), ``test``: of the test
-    articles; each (windows (N, T), ends (N, T) bool), full stops deleted. The same for every seed."""
+def sentence_end_data(streams: NewsStreams, settings: dict = SETTINGS) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """``fit``: windows of the first half of the validation articles (the labels to learn from), ``dev``:
+    of their second half (to choose the learning rate and the step), ``test``: of the test articles; each
+    (windows (N, T), ends (N, T) bool), full stops deleted. The same for every seed."""
     check_type(streams, "streams", NewsStreams)
+    f, T = settings["finetune"], settings["seq_len"]
     gen = torch.Generator().manual_seed(3)
-    full_stop = streams.vocab["."]
-    return {"fit": sentence_end_windows(streams.valid, full_stop, fit_windows, seq_len, gen),
-            "test": sentence_end_windows(streams.test, full_stop, test_windows, seq_len, gen)}
+    full_stop, half = streams.vocab["."], len(streams.valid) // 2
+    return {"fit": sentence_end_windows(streams.valid[:half], full_stop, f["fit_windows"], T, gen),
+            "dev": sentence_end_windows(streams.valid[half:], full_stop, f["dev_windows"], T, gen),
+            "test": sentence_end_windows(streams.test, full_stop, f["test_windows"], T, gen)}
 
 
-def finetune_auc(encoder: TinyEncoder, data: dict, seed: int, steps: int, batch_size: int, lr: float) -> float:
-    """Test AUC after fine-tuning a copy of ``encoder`` (every weight) with a fresh tagging head for
-    ``steps`` batches of ``batch_size`` fit windows drawn with ``seed``; ``encoder`` is left untouched."""
+@torch.no_grad()
+def tagging_auc(model: TokenTagger, windows: tuple[torch.Tensor, torch.Tensor]) -> float:
+    """ROC AUC of ``model``'s scores for "a sentence ended after this token" on ``windows`` (ids, ends)."""
+    was_training = model.training
+    model.eval()
+    auc = detection_metrics(model(windows[0]), windows[1].float())["AUC"]
+    model.train(was_training)
+    return auc
+
+
+def finetune(encoder: TinyEncoder, data: dict, seed: int, settings: dict = SETTINGS) -> dict[str, float]:
+    """Fine-tune copies of ``encoder`` (every weight, a fresh tagging head) on the ``fit`` windows of
+    ``data`` (:func:`sentence_end_data`), once per learning rate of ``settings["finetune"]["lrs"]``:
+    Adam on batches drawn with ``seed``, the ``dev`` AUC measured every ``eval_every`` steps, stopping
+    when it has not risen for ``patience`` steps (or at ``max_steps``). The learning rate and step with
+    the best dev AUC win; returns their ``{"AUC": test AUC, "dev AUC", "lr", "fine-tuning steps"}``. ``encoder`` is
+    left untouched."""
     check_type(encoder, "encoder", TinyEncoder)
     check_int(seed, "seed", minimum=0)
-    check_int(steps, "steps", minimum=1)
-    check_int(batch_size, "batch_size", minimum=1)
-    set_seed(seed, num_threads=torch.get_num_threads())
-    model = TokenTagger(copy.deepcopy(encoder))
+    f = settings["finetune"]
     ids, ends = data["fit"]
-    gen = torch.Generator().manual_seed(seed)
-    batches = [(ids[rows], ends[rows]) for rows in torch.randint(len(ids), (steps, batch_size), generator=gen)]
-    fit(model, tagging_loss, batches, lr=lr, seed=None, progress=False)
-    model.eval()
-    with torch.no_grad():
-        test_ids, test_ends = data["test"]
-        return detection_metrics(model(test_ids), test_ends.float())["AUC"]
+    best, best_dev = {}, -math.inf
+    for lr in f["lrs"]:
+        set_seed(seed, num_threads=torch.get_num_threads())
+        model = TokenTagger(copy.deepcopy(encoder))
+        optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+        gen = torch.Generator().manual_seed(seed)
+        lr_best, lr_best_step = -math.inf, 0
+        for step in range(f["eval_every"], f["max_steps"] + 1, f["eval_every"]):
+            rows = torch.randint(len(ids), (f["eval_every"], f["batch_size"]), generator=gen)
+            fit(model, tagging_loss, [(ids[r], ends[r]) for r in rows], optimizer=optimizer, seed=None, progress=False)
+            dev = tagging_auc(model, data["dev"])
+            if dev > lr_best:
+                lr_best, lr_best_step = dev, step
+                if dev > best_dev:
+                    best_dev, best = dev, {"AUC": round(tagging_auc(model, data["test"]), 4),
+                                           "dev AUC": round(dev, 4), "lr": lr, "fine-tuning steps": step}
+            elif step - lr_best_step >= f["patience"]:
+                break
+    return best
 
 
 def sentence_end_baselines(data: dict, vocab_size: int) -> dict[str, float]:
@@ -413,24 +441,27 @@ def masked_lm_loss(model: TinyMLM, batches: list[MaskedBatch]) -> float:
 def run_seed(seed: int, streams: NewsStreams, arms: tuple[str, ...] = ARMS, settings: dict = SETTINGS
              ) -> tuple[dict, dict[str, nn.Module]]:
     """One seed of ``arms``: (its record, the pretrained models by arm). The record: ``seed``, per arm
-    the fine-tuned test ``AUC`` and pretraining ``steps``; the generator's and the masked LM's held-out
-    ``mlm_loss``; ELECTRA's ``detection`` (:func:`detect`)."""
+    the pretraining ``steps`` and what :func:`finetune` returns (the test ``AUC`` first); the generator's
+    and the masked LM's held-out ``mlm_loss``; ELECTRA's ``detection`` (:func:`detect`) and the words of
+    the validation window ``flagged_window`` as it reads them (``flagged``, :func:`flagged_tokens`)."""
     check_int(seed, "seed", minimum=0)
     for arm in arms:
         if arm not in ARMS:
             raise ValueError(f"arms must be taken from {ARMS}, got {arm!r}")
-    s, f = settings, settings["finetune"]
+    s = settings
     held_out = valid_batches(streams, s)
-    data = sentence_end_data(streams, f["fit_windows"], f["test_windows"], s["seq_len"])
+    data = sentence_end_data(streams, s)
     record, models = {"seed": seed}, {}
     for arm in arms:
         model, steps = pretrain(arm, seed, streams, s)
         models[arm] = model
         encoder = model.discriminator if arm == "ELECTRA" else model
-        out = {"steps": steps, "AUC": round(finetune_auc(encoder, data, seed, f["steps"], f["batch_size"], f["lr"]), 4)}
+        out = {"steps": steps, **finetune(encoder, data, seed, s)}
         if arm == "ELECTRA":
             out["mlm_loss"] = round(masked_lm_loss(model.generator, held_out), 4)
             out["detection"] = {k: round(v, 4) for k, v in detect(model, held_out, streams.specials, seed).items()}
+            out["flagged"] = flagged_tokens(model, streams.valid[slice(*s["flagged_window"])], streams.vocab,
+                                            s["mask_prob"], seed)
         elif arm == "masked LM":
             out["mlm_loss"] = round(masked_lm_loss(model, held_out), 4)
         record[arm] = out
@@ -478,9 +509,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in budget.items():
         print(f"{name:20s} {value:,.0f}" + (" FLOPs" if name.endswith(("step", "total")) and "tokens" not in name
                                               else ""))
-    f = SETTINGS["finetune"]
-    baselines = sentence_end_baselines(sentence_end_data(streams, f["fit_windows"], f["test_windows"],
-                                                         SETTINGS["seq_len"]), V)
+    baselines = sentence_end_baselines(sentence_end_data(streams), V)
     targets = torch.cat([b.labels[b.chosen] for b in valid_batches(streams)])
     baselines["unigram loss"] = unigram_loss(streams.train, targets, V)
     runs = experiment(streams)

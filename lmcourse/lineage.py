@@ -10,6 +10,7 @@ MODELS: dict[str, tuple[int, float, int, str, str]] = {
     "ELMo": (0, 3.6, 2018, "LSTM", "contextual word vectors"),
     "Transformer": (0, 1.6, 2017, "encoder-decoder", "attention only"),
     "GPT": (1, 0.6, 2018, "decoder", "pretrain LM, fine-tune all"),
+    "Transformer-XL": (2, 5.6, 2019, "decoder", "segment recurrence, relative positions"),
     "BERT": (2, 3.6, 2018, "encoder", "masked LM + NSP"),
     "RoBERTa": (3, 7.0, 2019, "encoder", "no NSP, dynamic masks, 10x data"),
     "ALBERT": (3, 6.0, 2019, "encoder", "factorised, shared weights; SOP"),
@@ -22,11 +23,12 @@ MODELS: dict[str, tuple[int, float, int, str, str]] = {
     "GPT-3": (3, -0.1, 2020, "decoder", "175B, in-context learning"),
 }
 
-#: (parent, child): the child builds on the parent
+#: (parent, child): the child builds on the parent. XLNet answers BERT's masking but is built on
+#: Transformer-XL's left-to-right language model, so it descends from that
 EDGES: list[tuple[str, str]] = [
     ("word2vec (CBOW)", "BERT"), ("ELMo", "BERT"), ("Transformer", "GPT"), ("GPT", "BERT"),
-    ("Transformer", "BERT"),
-    *(("BERT", child) for child in ("RoBERTa", "ALBERT", "XLNet", "ELECTRA", "DistilBERT",
+    ("Transformer", "BERT"), ("Transformer", "Transformer-XL"), ("Transformer-XL", "XLNet"),
+    *(("BERT", child) for child in ("RoBERTa", "ALBERT", "ELECTRA", "DistilBERT",
                                     "Sentence-BERT", "MASS / BART / T5")),
     ("GPT", "GPT-2"), ("GPT-2", "GPT-3"),
 ]

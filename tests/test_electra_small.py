@@ -19,6 +19,7 @@ from lmcourse.electra_small import (
     electra_losses,
     encoder_forward_flops,
     equal_compute_steps,
+    finetune,
     flagged_tokens,
     news_streams,
     paired_differences,
@@ -36,8 +37,9 @@ from lmcourse.masking import mask_tokens
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 TINY = {**SETTINGS, "d_model": 8, "num_heads": 2, "generator_d_model": 4, "seq_len": 12, "batch_size": 4,
-        "electra_steps": 4, "valid_batches": 2,
-        "finetune": {"fit_windows": 8, "test_windows": 16, "batch_size": 4, "steps": 3, "lr": 1e-3}, "seeds": [0, 1]}
+        "electra_steps": 4, "valid_batches": 2, "flagged_window": [200, 212],
+        "finetune": {"fit_windows": 8, "dev_windows": 8, "test_windows": 16, "batch_size": 4, "lrs": [1e-3, 3e-3],
+                     "eval_every": 2, "max_steps": 8, "patience": 4}, "seeds": [0, 1]}
 
 
 @pytest.fixture(scope="module")
@@ -128,8 +130,10 @@ def test_a_tiny_seed_is_reproducible_and_names_bad_arguments(streams):
     assert record["ELECTRA"] == run_seed(0, streams, ("ELECTRA",), TINY)[0]["ELECTRA"]
     assert set(record) == {"seed", *ARMS} and record["scratch"]["steps"] == 0
     assert record["masked LM"]["steps"] == compute_budget(TINY, len(streams.vocab))["masked LM steps"]
-    assert all(0 <= record[arm]["AUC"] <= 1 for arm in ARMS)
+    assert all(0 <= record[arm]["AUC"] <= 1 and record[arm]["lr"] in TINY["finetune"]["lrs"] for arm in ARMS)
+    assert all(record[arm]["fine-tuning steps"] in (2, 4, 6, 8) for arm in ARMS)
     assert 0 < record["ELECTRA"]["detection"]["share replaced"] < TINY["mask_prob"]
+    assert len(record["ELECTRA"]["flagged"]) == 12 and "flagged" not in record["masked LM"]
     rows = flagged_tokens(models["ELECTRA"], streams.valid[200:212], streams.vocab, seed=5)
     assert len(rows) == 12 and all(0 <= r["p_replaced"] <= 1 for r in rows)
     assert all(r["replaced"] == (r["shown"] != r["original"]) for r in rows)
@@ -148,8 +152,7 @@ def test_the_record_matches_its_settings_its_data_and_its_hash(streams, tmp_path
     assert [r["seed"] for r in runs] == SETTINGS["seeds"]
     assert record["budget"] == pytest.approx(compute_budget(SETTINGS, V))
     assert all(r["masked LM"]["steps"] == record["budget"]["masked LM steps"] for r in runs)
-    f = SETTINGS["finetune"]
-    data = sentence_end_data(streams, f["fit_windows"], f["test_windows"], SETTINGS["seq_len"])
+    data = sentence_end_data(streams)
     baselines = sentence_end_baselines(data, V)
     assert all(record["baselines"][k] == pytest.approx(v, abs=1e-4) for k, v in baselines.items())
     diffs = paired_differences(runs)
@@ -165,3 +168,20 @@ def test_the_record_matches_its_settings_its_data_and_its_hash(streams, tmp_path
     tampered.write_text(json.dumps(other))
     with pytest.raises(ValueError, match="other settings"):
         recorded_runs(tampered)
+
+
+def test_fine_tuning_picks_the_rate_and_step_on_dev_windows_apart_from_the_others(streams):
+    data = sentence_end_data(streams, TINY)
+    assert [len(data[k][0]) for k in ("fit", "dev", "test")] == [8, 8, 16]
+    full_stop, half = streams.vocab["."], len(streams.valid) // 2
+    without_stops = lambda ids: [t for t in ids.tolist() if t != full_stop]          # noqa: E731
+    first, second = without_stops(streams.valid[:half]), without_stops(streams.valid[half:])
+    inside = lambda row, ids: any(ids[i:i + len(row)] == row for i in range(len(ids) - len(row) + 1))  # noqa: E731
+    assert all(inside(row.tolist(), first) and not inside(row.tolist(), second) for row in data["fit"][0])
+    assert all(inside(row.tolist(), second) and not inside(row.tolist(), first) for row in data["dev"][0])
+    encoder = TinyEncoder(len(streams.vocab), 8, num_heads=2, num_layers=1, max_len=12)
+    before = copy.deepcopy(encoder.state_dict())
+    result = finetune(encoder, data, 0, TINY)
+    assert set(result) == {"AUC", "dev AUC", "lr", "fine-tuning steps"} and result == finetune(encoder, data, 0, TINY)
+    assert result["lr"] in TINY["finetune"]["lrs"] and result["fine-tuning steps"] in (2, 4, 6, 8)
+    assert all(torch.equal(before[k], v) for k, v in encoder.state_dict().items())

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -57,3 +58,54 @@ def test_rtd_loss():
         check("ch10-rtd-loss", lambda z, y: F.softplus(-z)[y].mean())
     with pytest.raises(AssertionError, match="0-d tensor"):
         check("ch10-rtd-loss", lambda z, y: (y * F.softplus(-z) + (~y) * F.softplus(z)).mean(1))
+    with pytest.raises(AssertionError, match="binary cross-entropy"):                   # torch's own loss refused
+        check("ch10-rtd-loss", lambda z, y: F.binary_cross_entropy_with_logits(z, y.float()))
+
+
+def test_permutation_mask_refuses_the_package():
+    from lmcourse import xlnet
+    with pytest.raises(AssertionError, match="lmcourse.xlnet"):
+        check("ch10-permutation-mask", lambda order: xlnet.permutation_masks(order)[1])
+
+
+def t5_mask(length, noise_density, mean_span_length, rng):
+    """T5's random_spans_noise_mask, written again here."""
+    num_noise = min(max(round(length * noise_density), 1), length - 1)
+    num_spans = min(max(round(num_noise / mean_span_length), 1), num_noise, length - num_noise)
+
+    def segments(total):
+        cuts = np.sort(rng.choice(np.arange(1, total), num_spans - 1, replace=False))
+        return np.diff(np.concatenate([[0], cuts, [total]]))
+
+    mask, start = np.zeros(length, dtype=bool), 0
+    for keep, noise in zip(segments(length - num_noise), segments(num_noise)):
+        mask[start + keep:start + keep + noise] = True
+        start += keep + noise
+    return mask
+
+
+def equal_spans(length, noise_density, mean_span_length, rng):
+    """The right counts, but every span of (nearly) the same length and evenly spaced: wrong statistics."""
+    num_noise = min(max(round(length * noise_density), 1), length - 1)
+    num_spans = min(max(round(num_noise / mean_span_length), 1), num_noise, length - num_noise)
+    noise = np.full(num_spans, num_noise // num_spans) + (np.arange(num_spans) < num_noise % num_spans)
+    keep = np.full(num_spans, (length - num_noise) // num_spans)
+    keep[0] += length - num_noise - keep.sum()
+    mask, start = np.zeros(length, dtype=bool), 0
+    for k, n in zip(keep, noise):
+        mask[start + k:start + k + n] = True
+        start += k + n
+    return mask
+
+
+def test_random_span_mask():
+    from lmcourse import span_corruption
+    assert check("ch10-random-span-mask", t5_mask) == "ch10-random-span-mask: all 6 checks passed"
+    with pytest.raises(AssertionError, match="total variation"):
+        check("ch10-random-span-mask", equal_spans)
+    with pytest.raises(AssertionError, match="spans of noise"):                          # one span per noisy token
+        check("ch10-random-span-mask", lambda n, d, m, rng: (np.arange(n) % 2 == 1) & (np.arange(n) < 2 * round(n * d)))
+    with pytest.raises(AssertionError, match="random_span_mask"):
+        check("ch10-random-span-mask", lambda *args: span_corruption.random_span_mask(*args))
+    with pytest.raises(AssertionError, match="random_span_mask"):
+        check("ch10-random-span-mask", span_corruption.random_span_mask)

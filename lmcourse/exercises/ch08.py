@@ -2,27 +2,14 @@
 ``check("ch08-sliding-window", fn)``. While the reader's function runs, the package code that would answer
 the exercise for it refuses to run (building a ``GPT``, ``BPETokenizer.train``), and the package's own
 ``sliding_window_loss`` is not accepted as an answer."""
-from collections.abc import Iterator
-from contextlib import contextmanager
-from unittest.mock import patch
-
 import torch
 
 from lmcourse.bpe import BPETokenizer
 from lmcourse.data import news_documents
+from lmcourse.exercises._refusing import refusing
 from lmcourse.gpt import GPT, GPTConfig, sliding_window_loss
 
 __all__ = ["gpt_parameters", "naive_bpe", "sliding_window"]
-
-
-@contextmanager
-def _refusing(owner, attribute: str, why: str) -> Iterator[None]:
-    """Run the block with ``owner.attribute`` replaced by a function that raises ``AssertionError`` (why)."""
-    def refuse(*args, **kwargs):
-        raise AssertionError(why)
-
-    with patch.object(owner, attribute, refuse):
-        yield
 
 
 def gpt_parameters(candidate) -> int:
@@ -34,7 +21,7 @@ def gpt_parameters(candidate) -> int:
             model = GPT(GPTConfig(vocab_size=vocab_size, context_size=context_size, d_model=d_model,
                                   num_layers=num_layers, num_heads=1))
         expected = sum(p.numel() for p in model.parameters())
-        with _refusing(GPT, "__init__", "your function built a GPT to count its parameters: count them from the "
+        with refusing(GPT, "__init__", "your function built a GPT to count its parameters: count them from the "
                                         "shapes of the weights, block by block"):
             got = candidate(vocab_size, context_size, d_model, num_layers)
         assert got == expected, (
@@ -52,7 +39,7 @@ def naive_bpe(candidate) -> int:
              (news_documents("train")[:3], 40)]
     for texts, num_merges in cases:
         expected = BPETokenizer.train(texts, vocab_size=256 + num_merges + 1).merges
-        with _refusing(BPETokenizer, "train", "your function called BPETokenizer.train: count and merge the pairs "
+        with refusing(BPETokenizer, "train", "your function called BPETokenizer.train: count and merge the pairs "
                                               "yourself (pretokenize and merge_pair may help)"):
             got = [tuple(pair) for pair in candidate(list(texts), num_merges)]
         first_wrong = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), None)
