@@ -7,15 +7,15 @@ masks each scheme shows over the epochs, using :func:`lmcourse.masking.mask_toke
 small masked LM (:class:`TinyMLM`) on them to compare the schemes.
 
 The comparison (:func:`run`, :data:`SETTINGS`): the same TinyMLM, with the same initial weights per
-seed, trains on the first 768 sequences of 32 words of the news corpus under each scheme for up to
+seed, trains on all 1,615 sequences of 32 words of the news corpus's training articles under each scheme for up to
 40 epochs (BERT's count), always corrupted 80/10/10 as BERT was. After every epoch it is scored on
 validation text with fixed masks (also drawn 80/10/10), at the positions that hold [MASK] only
 (:func:`masked_loss`): where the answer stays visible (the 10% kept) a model that copies its input
 scores well without reading any context (:func:`copy_lines`). It stops when that validation loss
 has not fallen for ``patience`` epochs (after at least the equal budget of ``budget_epochs``); the
 best epoch's weights are then scored once, the same way, on the test articles. A unigram model fitted
-on the same 768 sequences, scored at the same [MASK] positions (:func:`unigram_lines`), is the level
-a model must beat to have learned anything from the context. Fifteen runs take several minutes of two cores, so
+on the same sequences, scored at the same [MASK] positions (:func:`unigram_lines`), is the level
+a model must beat to have learned anything from the context. Fifteen runs take about half an hour of two cores, so
 they are computed once::
 
     python -m lmcourse.dynamic_masking    # writes lmcourse/checkpoints/dynamic_masking.json
@@ -144,7 +144,7 @@ def mlm_loss(model: "TinyMLM", batch: MaskedBatch) -> torch.Tensor:
 
 #: scheme -> number of static masks (None: a new mask every epoch)
 SCHEMES = {"static, 1 mask": 1, "static, 10 masks (BERT)": 10, "dynamic (RoBERTa)": None}
-SETTINGS = {"sequences": 768, "seq_len": 32, "batch_size": 32, "eval_sequences": 160, "eval_masks": 2,
+SETTINGS = {"sequences": 1615, "seq_len": 32, "batch_size": 32, "eval_sequences": 160, "eval_masks": 2,
             "d_model": 32, "num_heads": 2, "num_layers": 2, "position_scale": 1.0, "lr": 3e-3,
             "max_epochs": 40, "budget_epochs": 15, "patience": 8, "seeds": [0, 1, 2, 3, 4],
             "schemes": list(SCHEMES)}
