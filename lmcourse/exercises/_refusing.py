@@ -1,5 +1,6 @@
-"""For exercises whose answer the package already holds: a guard that makes that package code refuse to
-run while the reader's function runs, so that calling it does not pass the check."""
+"""For exercises whose answer the package already holds: guards that make that code refuse to run while
+the reader's function runs, so that calling it does not pass the check."""
+import inspect
 from collections.abc import Iterator
 from contextlib import contextmanager
 from unittest.mock import patch
@@ -13,3 +14,20 @@ def refusing(owner, attribute: str, why: str) -> Iterator[None]:
 
     with patch.object(owner, attribute, refuse):
         yield
+
+
+def _refused(*args, **kwargs):
+    raise AssertionError("your function called the package's own code for this exercise: write your own")
+
+
+@contextmanager
+def refusing_function(function) -> Iterator[None]:
+    """Run the block with ``function``'s code (under any decorator that keeps ``__wrapped__``) replaced by
+    code that raises ``AssertionError``: this catches every reference to it, however it was imported."""
+    inner = inspect.unwrap(function)
+    original = inner.__code__
+    inner.__code__ = _refused.__code__
+    try:
+        yield
+    finally:
+        inner.__code__ = original

@@ -1,13 +1,13 @@
 """Checks for chapter 8 (GPT): ``check("ch08-gpt-parameters", fn)``, ``check("ch08-naive-bpe", fn)`` and
 ``check("ch08-sliding-window", fn)``. While the reader's function runs, the package code that would answer
-the exercise for it refuses to run (building a ``GPT``, ``BPETokenizer.train``), and the package's own
-``sliding_window_loss`` is not accepted as an answer."""
+the exercise for it refuses to run (building a ``GPT`` or a ``Block``, ``BPETokenizer.train``, the package's
+own ``sliding_window_loss``)."""
 import torch
 
 from lmcourse.bpe import BPETokenizer
 from lmcourse.data import news_documents
-from lmcourse.exercises._refusing import refusing
-from lmcourse.gpt import GPT, GPTConfig, sliding_window_loss
+from lmcourse.exercises._refusing import refusing, refusing_function
+from lmcourse.gpt import GPT, Block, GPTConfig, sliding_window_loss
 
 __all__ = ["gpt_parameters", "naive_bpe", "sliding_window"]
 
@@ -21,8 +21,8 @@ def gpt_parameters(candidate) -> int:
             model = GPT(GPTConfig(vocab_size=vocab_size, context_size=context_size, d_model=d_model,
                                   num_layers=num_layers, num_heads=1))
         expected = sum(p.numel() for p in model.parameters())
-        with refusing(GPT, "__init__", "your function built a GPT to count its parameters: count them from the "
-                                        "shapes of the weights, block by block"):
+        why = "your function built the model to count its parameters: count them from the shapes of the weights"
+        with refusing(GPT, "__init__", why), refusing(Block, "__init__", why):
             got = candidate(vocab_size, context_size, d_model, num_layers)
         assert got == expected, (
             f"for vocab_size={vocab_size}, context_size={context_size}, d_model={d_model}, "
@@ -56,14 +56,13 @@ def naive_bpe(candidate) -> int:
 def sliding_window(candidate) -> int:
     """``candidate(model, ids (N,), stride) -> float``: the mean next-token loss over the stream, every
     token after the first predicted once, each window scoring only the targets no earlier window scored."""
-    assert candidate is not sliding_window_loss, "that is the package's own sliding_window_loss: write yours"
     torch.manual_seed(0)
     model = GPT(GPTConfig(vocab_size=40, context_size=8, d_model=16, num_layers=1, num_heads=2)).eval()
     cases = [(33, 8), (33, 4), (30, 3), (9, 1), (50, 1)]
     for length, stride in cases:
         ids = torch.randint(0, 40, (length,))
         expected = sliding_window_loss(model, ids, stride)
-        with torch.no_grad():
+        with torch.no_grad(), refusing_function(sliding_window_loss):
             got = float(candidate(model, ids, stride))
         assert abs(got - expected) < 1e-5, (
             f"for a stream of {length} tokens, context 8 and stride {stride} you return {got:.5f}, expected "
