@@ -76,6 +76,8 @@ VARIANTS = [
     ("sliding_windows", {"stride": 40}),
     ("sliding_windows", {"window": 60, "stride": 10}),
     ("sliding_windows", {"window": 30, "stride": 30}),
+    ("xlnet_two_streams", {"order": (1, 0, 2), "position": 0}),
+    ("xlnet_two_streams", {"order": (4, 3, 2, 1, 0), "position": 0}),
 ]
 
 BAD = [
@@ -149,6 +151,8 @@ BAD = [
     ("sliding_windows", {"window": 20}, ValueError, "window"),
     ("sliding_windows", {"stride": 50}, ValueError, "stride"),
     ("sliding_windows", {"window": 60, "stride": 5}, ValueError, "stride"),
+    ("xlnet_two_streams", {"order": (0, 0, 1)}, ValueError, "order"),
+    ("xlnet_two_streams", {"position": 4}, ValueError, "position"),
 ]
 
 

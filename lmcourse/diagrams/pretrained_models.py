@@ -900,3 +900,40 @@ def xlnet_factorisation(*, order: Sequence[int] = (2, 1, 3, 0)) -> Figure:
     _text(ax, (xs[0] + xs[-1]) / 2, 0.3, "No arrow enters a prediction from its own token; the positions "
           "never move.", size=SMALL)
     return fig
+
+
+@diagram
+def xlnet_two_streams(*, order: Sequence[int] = (2, 1, 3, 0), position: int = 3) -> Figure:
+    """One layer of XLNet's two-stream attention for the token at ``position`` (0-based) under the
+    factorisation ``order``: its query stream g reads the content h of the positions earlier in the order
+    (never its own token), its content stream h reads those and its own token."""
+    order = [int(p) for p in order]
+    if sorted(order) != list(range(len(order))) or not 2 <= len(order) <= 5:
+        raise ValueError(f"order must be a permutation of 0..T-1 with 2 <= T <= 5, got {order}")
+    check_int(position, "position", minimum=0, maximum=len(order) - 1)
+    T, step = len(order), {p: k for k, p in enumerate(order)}
+    earlier = [j for j in range(T) if step[j] < step[position]]
+    i = position + 1
+    fig, ax = _canvas(10.4, 4.3)
+    for left, stream, reads in ((0.3, "g", earlier), (5.4, "h", earlier + [position])):
+        xs = [left + 0.7 + 0.95 * j for j in range(T)]
+        _text(ax, left + 2.35, 4.05, ("query stream" if stream == "g" else "content stream")
+              + f": ${stream}_{i}$ at layer $m$", size=TITLE, bold=True)
+        _text(ax, left + 2.35, 3.68, "order " + " → ".join(f"$x_{p + 1}$" for p in order)
+              + f": $x_{i}$ is step {step[position] + 1}", size=SMALL)
+        content = [_box(ax, x, 0.95, 0.8, 0.42, f"$h_{j + 1}^{{(m-1)}}$", "input", size=SMALL)
+                   for j, x in enumerate(xs)]
+        own = _box(ax, left + 4.35, 1.95, 0.85, 0.42, f"${stream}_{i}^{{(m-1)}}$",
+                   "output" if stream == "g" else "input", size=SMALL)
+        out = _box(ax, left + 2.35, 3.0, 1.6, 0.5, f"attention → ${stream}_{i}^{{(m)}}$", "attention", size=FONT)
+        for j in reads:
+            _arrow(ax, content[j].top, (out.x - 0.6 + 0.3 * reads.index(j), out.bottom[1]),
+                   color=PALETTE["visible"], lw=1.6)
+        _arrow(ax, own.top, out.right, color=ACCENT, lw=1.4)
+        _text(ax, own.x, own.y - 0.38, "query (Q)", size=SMALL)
+        if stream == "g":
+            _text(ax, content[position].x, 0.42, f"not read: holds $x_{i}$", size=SMALL, color=ACCENT)
+        steps = ", ".join(f"$x_{j + 1}$" for j in reads)
+        _text(ax, left + 2.35, 0.15, f"keys and values (blue): {steps}", size=SMALL)
+    _divider(ax, (5.25, 0.2), (5.25, 3.9))
+    return fig
