@@ -78,6 +78,8 @@ VARIANTS = [
     ("sliding_windows", {"window": 30, "stride": 30}),
     ("xlnet_two_streams", {"order": (1, 0, 2), "position": 0}),
     ("xlnet_two_streams", {"order": (4, 3, 2, 1, 0), "position": 0}),
+    ("in_context_lookup", {"pairs": ((0, 1),), "query": 0}),
+    ("in_context_lookup", {"pairs": tuple((k, k) for k in range(8)), "query": 0}),
 ]
 
 BAD = [
@@ -153,6 +155,9 @@ BAD = [
     ("sliding_windows", {"window": 60, "stride": 5}, ValueError, "stride"),
     ("xlnet_two_streams", {"order": (0, 0, 1)}, ValueError, "order"),
     ("xlnet_two_streams", {"position": 4}, ValueError, "position"),
+    ("in_context_lookup", {"query": 9}, ValueError, "query"),
+    ("in_context_lookup", {"pairs": ((1, 2), (1, 3)), "query": 1}, ValueError, "query"),
+    ("in_context_lookup", {"pairs": ()}, ValueError, "pairs"),
 ]
 
 

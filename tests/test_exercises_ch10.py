@@ -113,3 +113,26 @@ def test_random_span_mask():
     with pytest.raises(AssertionError, match="package's own"):
         check("ch10-random-span-mask", span_corruption.random_span_mask)
     assert span_corruption.random_span_mask(20, 0.15, 3.0, np.random.default_rng(0)).sum() == 3   # restored
+
+
+def test_partial_prediction():
+    def targets(order, K):
+        rank = torch.empty(len(order), dtype=torch.long)
+        rank[torch.tensor(order)] = torch.arange(len(order))
+        return rank >= len(order) - max(1, int(len(order) // K))
+    assert check("ch10-partial-prediction", targets) == "ch10-partial-prediction: all 6 checks passed"
+    def last_positions(order, K):                     # the last positions of the TEXT, not of the order
+        return torch.arange(len(order)) >= len(order) - max(1, int(len(order) // K))
+    with pytest.raises(AssertionError, match="LAST"):
+        check("ch10-partial-prediction", last_positions)
+    from lmcourse import xlnet
+    with pytest.raises(AssertionError, match="package's own"):
+        check("ch10-partial-prediction", xlnet.prediction_targets)
+
+
+def test_infill_and_rtd_checks_refuse_the_code_that_answers_them():
+    from lmcourse.span_corruption import SENTINELS, span_corrupt
+    with pytest.raises(AssertionError, match="package's own"):
+        check("ch10-infill-spans", lambda t, m: ["<mask>" if w in SENTINELS else w for w in span_corrupt(t, m)[0]])
+    with pytest.raises(AssertionError, match="binary cross-entropy"):
+        check("ch10-rtd-loss", lambda z, y: torch.ops.aten.binary_cross_entropy_with_logits(z, y.float()))

@@ -1,6 +1,7 @@
 """Diagrams for chapters 8-10: how GPT and BERT cut and read their inputs, how BERT is pretrained,
 fine-tuned and reads long passages, a controlled study of its heads, mask-predict; next-sentence and
-sentence-order pairs, ALBERT, ELECTRA, T5 and BART, XLNet, Sentence-BERT and distillation."""
+sentence-order pairs, ALBERT, ELECTRA, T5 and BART, XLNet (its order and its two streams), Sentence-BERT,
+distillation and the in-context toy."""
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
@@ -848,17 +849,18 @@ def distillation() -> Figure:
 @diagram
 def span_corruption() -> Figure:
     """T5's span corruption (Raffel et al. 2020, Figure 2) against BART's text infilling (Lewis
-    et al. 2020): each dropped span becomes one sentinel or one [MASK]; T5's decoder writes only the
+    et al. 2020): each dropped span becomes one sentinel or one <mask>; T5's decoder writes only the
     dropped spans, each after its sentinel, BART's the whole original text."""
     original = "Thank you for inviting me to your party last week ."
     rows = (("T5: span corruption", "Thank you <X> me to your party <Y> week .",
              "<X> for inviting <Y> last <Z>"),
-            ("BART: text infilling", "Thank you [MASK] me to your party [MASK] week .", original))
+            ("BART: text infilling", "Thank you <mask> me to your party <mask> week .", original))
     fig, ax = _canvas(9.0, 3.5)
     _text(ax, 4.5, 3.28, f"original text: “{original}”", size=FONT)
     for (title, source, target), y in zip(rows, (2.35, 0.95), strict=True):
         _text(ax, 0.15, y + 0.5, title, size=TITLE, ha="left", bold=True)
-        src = _box(ax, 1.75, y, 3.3, 0.45, source, "input", size=SMALL)
+        src = _box(ax, 1.75, y, 3.3, 0.45 if len(source) < 45 else 0.62,
+                   source if len(source) < 45 else source.replace(" me to ", " me to\n", 1), "input", size=SMALL)
         enc = _box(ax, 4.25, y, 1.0, 0.55, "encoder", "model", size=SMALL)
         dec = _box(ax, 5.65, y, 1.0, 0.55, "decoder", "model", size=SMALL)
         tgt = _box(ax, 7.65, y, 2.5, 0.45 if len(target) < 40 else 0.62,
@@ -867,8 +869,8 @@ def span_corruption() -> Figure:
         _arrow(ax, src.right, enc.left)
         _arrow(ax, enc.right, dec.left)
         _arrow(ax, dec.right, tgt.left)
-    _text(ax, 4.5, 0.22, "Both train with cross-entropy on the target text; T5's targets are short, BART's the "
-          "whole input.", size=SMALL)
+    _text(ax, 4.5, 0.22, "Both train with cross-entropy on the target text; T5's targets are short, BART's is "
+          "the whole original text.", size=SMALL)
     return fig
 
 
@@ -936,4 +938,39 @@ def xlnet_two_streams(*, order: Sequence[int] = (2, 1, 3, 0), position: int = 3)
         steps = ", ".join(f"$x_{j + 1}$" for j in reads)
         _text(ax, left + 2.35, 0.15, f"keys and values (blue): {steps}", size=SMALL)
     _divider(ax, (5.25, 0.2), (5.25, 3.9))
+    return fig
+
+
+@diagram
+def in_context_lookup(*, pairs: Sequence[tuple[int, int]] = ((4, 1), (1, 4), (6, 7), (2, 5), (3, 3), (7, 5)),
+                      query: int = 6) -> Figure:
+    """Chapter 10's in-context toy: a prompt of key-value pairs, each one token, drawn afresh for every
+    sequence, then a query key; the model's attention at the query finds the pair with that key and the
+    answer is its value. No weight can hold the table: it exists only in the prompt."""
+    pairs = [(int(k), int(v)) for k, v in pairs]
+    if not 1 <= len(pairs) <= 8:
+        raise ValueError(f"pairs must hold 1 to 8 (key, value) pairs, got {len(pairs)}")
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys) or query not in keys:
+        raise ValueError(f"query must be one of the pairs' distinct keys {keys}, got {query}")
+    answer = dict(pairs)[query]
+    n = len(pairs) + 1
+    width = max(8.5, 1.15 * n + 1.4)
+    fig, ax = _canvas(width, 3.3)
+    xs = _spread(width / 2, n, 1.15)
+    tokens = [f"{k}:{v}" for k, v in pairs] + [f"query {query}"]
+    kinds = ["input"] * len(pairs) + ["special"]
+    boxes = _token_row(ax, tokens, xs, 0.95, w=0.85, h=0.45, kinds=kinds)
+    match = keys.index(query)
+    _text(ax, width / 2, 0.35, "the prompt: one token per (key, value) pair, a new table in every sequence; "
+          "then the query key", size=SMALL)
+    out = _box(ax, xs[-1], 2.55, 0.95, 0.45, f"answer {answer}", "output", size=FONT)
+    _arrow(ax, boxes[-1].top, out.bottom)
+    lane = 1.65                                        # the attention path runs above the row
+    _arrow(ax, (boxes[-1].x - 0.25, boxes[-1].top[1]), (boxes[-1].x - 0.25, lane), (boxes[match].x, lane),
+           boxes[match].top, color=ACCENT, lw=1.6)
+    _text(ax, (boxes[match].x + boxes[-1].x) / 2, lane + 0.17, f"attention at the query finds key {query}",
+          size=SMALL, color=ACCENT)
+    _text(ax, width / 2, 3.05, "In-context lookup: the answer is read from the prompt, not from the weights",
+          size=FONT, bold=True)
     return fig

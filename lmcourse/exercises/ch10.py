@@ -1,7 +1,7 @@
 """Checks for the exercises of chapter 10 (After BERT). While the reader's function runs, the code that
-would answer an exercise for it refuses to run (``lmcourse.xlnet``'s masks and
-``lmcourse.span_corruption.random_span_mask`` however they are reached; torch's binary cross-entropy for
-``rtd_loss`` when called through torch)."""
+would answer an exercise for it refuses to run (``lmcourse.xlnet``'s masks and targets,
+``lmcourse.span_corruption`` and ``lmcourse.bart_noise.text_infilling`` however they are reached;
+torch's binary cross-entropy for ``rtd_loss`` when called through torch)."""
 import itertools
 from collections import Counter
 from contextlib import ExitStack
@@ -10,12 +10,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from lmcourse import span_corruption, xlnet
+from lmcourse import bart_noise, span_corruption, xlnet
 from lmcourse.electra import ReplacedTokenDetector, rtd_loss as reference_rtd_loss
 from lmcourse.exercises._refusing import refusing, refusing_function
 from lmcourse.xlnet import permutation_masks
 
-__all__ = ["permutation_mask", "factorised_embedding", "infill_spans", "rtd_loss", "random_span_mask"]
+__all__ = ["permutation_mask", "partial_prediction", "factorised_embedding", "infill_spans", "rtd_loss",
+           "random_span_mask"]
 
 
 def _refusing_all(refused: list[tuple[object, str]], why: str) -> ExitStack:
@@ -44,6 +45,24 @@ def permutation_mask(candidate) -> int:
     return len(orders)
 
 
+def partial_prediction(candidate) -> int:
+    """``candidate(order, K)`` must return XLNet's prediction targets, (T,) bool: True at the positions
+    in the last floor(T / K) steps of the factorisation ``order`` (at least one), as
+    :func:`lmcourse.xlnet.prediction_targets` does."""
+    cases = [([2, 1, 3, 0], 2.0), ([2, 1, 3, 0], 6.0), ([4, 0, 3, 1, 2, 5, 7, 6], 3.0), ([0, 1, 2], 1.0),
+             (list(range(12))[::-1], 6.0), ([5, 3, 1, 0, 2, 4, 6], 2.5)]
+    for order, K in cases:
+        expected = xlnet.prediction_targets(order, K)
+        with refusing_function(xlnet.prediction_targets), refusing_function(xlnet.order_ranks):
+            got = torch.as_tensor(candidate(list(order), K))
+        assert got.shape == expected.shape and got.dtype == torch.bool, \
+            f"order {order}, K {K}: return a ({len(order)},) bool tensor, got {got.dtype} {tuple(got.shape)}"
+        assert torch.equal(got, expected), (
+            f"order {order}, K {K}: expected {expected.int().tolist()}, got {got.int().tolist()}; the targets are "
+            "the positions predicted in the LAST floor(T / K) steps of the order (at least one), indexed by position")
+    return len(cases)
+
+
 def factorised_embedding(candidate) -> int:
     """``candidate(vocab_size, d_model, d_embed)`` must return the weights of ALBERT's factorised
     token embedding: a vocab_size x d_embed table and a d_embed x d_model projection (no bias)."""
@@ -65,7 +84,8 @@ def infill_spans(candidate) -> int:
     for noise in cases:
         expected = [w for noisy, run in itertools.groupby(zip(words, noise), key=lambda p: p[1])
                     for w in (["<mask>"] if noisy else [t for t, _ in run])]
-        got = candidate(list(words), list(noise))
+        with refusing_function(span_corruption.span_corrupt), refusing_function(bart_noise.text_infilling):
+            got = candidate(list(words), list(noise))
         assert isinstance(got, list), f"noise {noise}: return a list of tokens, got {type(got).__name__}"
         assert got == expected, (f"noise {[int(n) for n in noise]}: expected {expected}, got {got}"
                                  + ("; one <mask> per SPAN, not per token"
@@ -113,7 +133,8 @@ def _no_torch_bce() -> ExitStack:
     """torch's binary cross-entropy functions and modules refuse to run."""
     return _refusing_all([(F, "binary_cross_entropy"), (F, "binary_cross_entropy_with_logits"),
                           (torch, "binary_cross_entropy_with_logits"), (torch.nn.BCELoss, "forward"),
-                          (torch.nn.BCEWithLogitsLoss, "forward")],
+                          (torch.nn.BCEWithLogitsLoss, "forward"), (torch.ops.aten, "binary_cross_entropy"),
+                          (torch.ops.aten, "binary_cross_entropy_with_logits")],
                          "your function called torch's binary cross-entropy: write the two logarithms yourself")
 
 
