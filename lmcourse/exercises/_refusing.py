@@ -22,9 +22,10 @@ def _refused(*args, **kwargs):
 
 @contextmanager
 def refusing_function(function) -> Iterator[None]:
-    """Run the block with ``function``'s code (under any decorator that keeps ``__wrapped__``) replaced by
-    code that raises ``AssertionError``: this catches every reference to it, however it was imported."""
-    inner = inspect.unwrap(function)
+    """Run the block with ``function``'s code (under any decorator that keeps ``__wrapped__``; of a method,
+    its function's) replaced by code that raises ``AssertionError``: this catches every reference to it,
+    however it was imported or captured."""
+    inner = inspect.unwrap(getattr(function, "__func__", function))
     original = inner.__code__
     inner.__code__ = _refused.__code__
     try:
