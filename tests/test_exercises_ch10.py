@@ -136,3 +136,19 @@ def test_infill_and_rtd_checks_refuse_the_code_that_answers_them():
         check("ch10-infill-spans", lambda t, m: ["<mask>" if w in SENTINELS else w for w in span_corrupt(t, m)[0]])
     with pytest.raises(AssertionError, match="binary cross-entropy"):
         check("ch10-rtd-loss", lambda z, y: torch.ops.aten.binary_cross_entropy_with_logits(z, y.float()))
+
+
+def test_the_numbers_the_span_mask_and_partial_prediction_solutions_state():
+    """The solutions' printed statistics (chapter 10's exercises), computed here from the reference answers."""
+    import itertools
+
+    from lmcourse.xlnet import sample_order
+    spans = [len(list(run)) for k in range(2000)
+             for noisy, run in itertools.groupby(t5_mask(512, 0.15, 3.0, np.random.default_rng(k)).tolist()) if noisy]
+    assert (len(spans) / 2000, round(float(np.mean(spans)), 2), round(spans.count(1) / len(spans), 2), max(spans)) \
+        == (26.0, 2.96, 0.33, 27)
+    order = sample_order(512, torch.Generator().manual_seed(0))
+    rank = torch.empty(512, dtype=torch.long)
+    rank[torch.as_tensor(order)] = torch.arange(512)
+    targets = rank >= 512 - 512 // 6
+    assert (int(targets.sum()), int(rank[targets].min()), float(rank[targets].float().mean())) == (85, 427, 469.0)
