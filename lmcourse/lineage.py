@@ -54,7 +54,8 @@ def draw_lineage(ax=None):
                     xytext=(c0 * _XSCALE + _HALF_WIDTH + 0.05, r0),
                     arrowprops=dict(arrowstyle="->", color="0.4", lw=1, shrinkA=0, shrinkB=0))
     ax.legend(handles=[Patch(fc=c, ec="0.3", label=k) for k, c in _COLOURS.items()],
-              loc="upper left", fontsize=8, title="architecture (XLNet: objective)", title_fontsize=8, frameon=False, ncol=2)
+              loc="upper left", fontsize=8, title="architecture (XLNet: objective)", title_fontsize=8,
+              frameon=False, ncol=2)
     ax.set_xlim(-_HALF_WIDTH - 0.2, 3 * _XSCALE + _HALF_WIDTH + 0.2)
     ax.set_ylim(-0.6, 7.5)
     ax.axis("off")
