@@ -94,3 +94,11 @@ def test_the_package_code_that_answers_an_exercise_is_refused():
         return sum(p.numel() for p in GPT(config).parameters())
     with pytest.raises(AssertionError, match="built a model"):
         check("ch08-gpt-parameters", by_building)
+
+
+def test_the_expected_answer_cannot_be_read_from_the_check():
+    import inspect
+    peek = lambda *args: inspect.currentframe().f_back.f_locals["expected"]     # noqa: E731
+    for exercise in ("ch08-gpt-parameters", "ch08-naive-bpe", "ch08-sliding-window"):
+        with pytest.raises(KeyError, match="expected"):
+            check(exercise, peek)

@@ -26,14 +26,6 @@ def test_permutation_mask_wrong_fails(wrong):
         check("ch10-permutation-mask", wrong)
 
 
-def test_factorised_embedding():
-    assert check("ch10-factorised-embedding", lambda v, h, e: v * e + e * h).endswith("all 4 checks passed")
-    with pytest.raises(AssertionError, match="unfactorised"):
-        check("ch10-factorised-embedding", lambda v, h, e: v * h)
-    with pytest.raises(AssertionError, match="expected"):
-        check("ch10-factorised-embedding", lambda v, h, e: v * e + e * h + h)
-
-
 def test_infill_spans():
     def reference(tokens, noise):
         out = []
