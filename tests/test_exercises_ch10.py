@@ -144,3 +144,12 @@ def test_the_numbers_the_span_mask_and_partial_prediction_solutions_state():
     rank[torch.as_tensor(order)] = torch.arange(512)
     targets = rank >= 512 - 512 // 6
     assert (int(targets.sum()), int(rank[targets].min()), float(rank[targets].float().mean())) == (85, 427, 469.0)
+
+
+def test_the_numbers_the_embedding_width_solution_states():
+    from lmcourse.albert import EncoderConfig, encoder_parameters
+    large = lambda E, sharing: EncoderConfig(vocab_size=30000, d_model=1024, num_layers=24, d_ff=4096,  # noqa: E731
+                                             d_embed=E, sharing=sharing)
+    millions = {sharing: [round(encoder_parameters(large(E, sharing))["total"] / 1e6, 1) for E in (64, 128, 256, 1024)]
+                for sharing in ("none", "all")}
+    assert millions == {"none": [305.4, 307.4, 311.4, 334.6], "all": [15.7, 17.7, 21.7, 44.9]}
