@@ -199,3 +199,29 @@ def test_the_figure_draws_every_run_the_unigram_line_and_the_budget():
     with pytest.raises(ValueError, match="first"):
         dm.paired_gaps(runs, "best_valid_loss", "static", "dynamic (RoBERTa)")
     plt.close("all")
+
+
+def test_the_numbers_the_memorise_solution_states():
+    """Chapter 10's exercise "how much does the static model memorise?": its solution's losses, computed here
+    exactly as the solution computes them (seed 0, 10 epochs, one static mask against dynamic masks)."""
+    from lmcourse.dynamic_masking import TinyMLM, masked_epochs, masked_loss, masking_data, mlm_loss
+    from lmcourse.masking import MaskedBatch
+    from lmcourse.seed import set_seed
+    from lmcourse.train import fit
+    data = masking_data()
+    losses = {}
+    for scheme, copies in (("static", 1), ("dynamic", None)):
+        shown = masked_epochs(data["train"], 10, copies, data["mask_id"], data["vocab_size"], (0, 2),
+                              generator=torch.Generator().manual_seed(0))
+        set_seed(0)
+        model = TinyMLM(data["vocab_size"], 32, num_heads=2, num_layers=2, max_len=32)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.0)
+        losses[scheme] = []
+        for epoch in range(10):
+            batches = [MaskedBatch(*(getattr(shown[epoch], f)[i:i + 32] for f in MaskedBatch.__dataclass_fields__))
+                       for i in range(0, len(data["train"]), 32)]
+            fit(model, mlm_loss, batches, optimizer=optimizer, seed=None, progress=False)
+            own, valid = masked_loss(model, [shown[0]]), masked_loss(model, data["valid"])
+            losses[scheme].append((round(own, 2), round(valid, 2)))
+    assert losses["static"][0] == (5.65, 5.75) and losses["static"][-1] == (4.2, 7.07)
+    assert all(5.65 <= own <= 5.72 for own, _ in losses["dynamic"]) and losses["dynamic"][-1][1] == 5.59
