@@ -53,7 +53,19 @@ def naive_merges(texts, num_merges):
 
 def test_exercise_checkers_accept_right_answers():
     assert check("ch08-naive-bpe", naive_merges) == "ch08-naive-bpe: all 3 checks passed"
-    assert check("ch08-sliding-window", sliding_loss) == "ch08-sliding-window: all 5 checks passed"
+    assert check("ch08-sliding-window", sliding_loss) == "ch08-sliding-window: all 7 checks passed"
+
+    @torch.no_grad()
+    def without_the_last_window(model, ids, stride):   # windows every stride tokens, none ending the stream
+        T = model.config.context_size
+        total, scored_up_to, count = 0.0, 0, 0
+        for s in range(0, len(ids) - 1 - T + 1, stride):
+            nll = F.cross_entropy(model(ids[None, s:s + T])[0], ids[s + 1:s + T + 1], reduction="none")
+            new = torch.arange(s + 1, s + T + 1) > scored_up_to
+            total, count, scored_up_to = total + nll[new].sum().item(), count + int(new.sum()), s + T
+        return total / count
+    with pytest.raises(AssertionError, match="stride"):
+        check("ch08-sliding-window", without_the_last_window)
 
 
 def test_the_package_code_that_answers_an_exercise_is_refused():
