@@ -40,7 +40,7 @@ from lmcourse.electra import BigramClozeGenerator
 from lmcourse.mlm_eval import unigram_loss
 from lmcourse.parallel import parallel_map
 from lmcourse.seed import set_seed
-from lmcourse.train import fit, save_record
+from lmcourse.train import fit, runs_by, save_record
 from lmcourse.validate import check_float, check_int, check_probability, check_token_ids, check_type, load_record
 
 
@@ -261,14 +261,7 @@ def recorded_runs(path: str | Path = RESULTS) -> list[dict]:
 
 def by_arm(runs: list[dict], key: str) -> dict[str, torch.Tensor]:
     """arm -> (seeds,) the runs' ``key`` (e.g. ``"best_valid_ce"``), in seed order."""
-    check_type(runs, "runs", list)
-    out = {}
-    for arm in ARMS:
-        chosen = sorted((r for r in runs if r["arm"] == arm), key=lambda r: r["seed"])
-        if not chosen:
-            raise ValueError(f"runs holds no run of {arm!r}")
-        out[arm] = torch.tensor([r[key] for r in chosen], dtype=torch.float64)
-    return out
+    return runs_by(runs, "arm", ARMS, key)
 
 
 def plot_distillation_runs(runs: list[dict], lines: dict[str, dict[str, float]], ax=None):

@@ -41,7 +41,7 @@ from lmcourse.mlm_eval import unigram_loss
 from lmcourse.parallel import parallel_map
 from lmcourse.positional import sinusoidal_encoding
 from lmcourse.seed import DEFAULT_DEVICE, set_seed
-from lmcourse.train import fit, save_record
+from lmcourse.train import fit, runs_by, save_record
 from lmcourse.validate import check_float, check_int, check_type, load_record
 
 
@@ -286,14 +286,7 @@ def recorded_runs(path: str | Path = RESULTS) -> list[dict]:
 
 def by_scheme(runs: list[dict], key: str) -> dict[str, torch.Tensor]:
     """scheme -> (seeds,) the runs' ``key`` (e.g. ``"best_valid_loss"``), in seed order."""
-    check_type(runs, "runs", list)
-    out = {}
-    for scheme in SCHEMES:
-        chosen = sorted((r for r in runs if r["scheme"] == scheme), key=lambda r: r["seed"])
-        if not chosen:
-            raise ValueError(f"runs holds no run of {scheme!r}")
-        out[scheme] = torch.tensor([r[key] for r in chosen], dtype=torch.float64)
-    return out
+    return runs_by(runs, "scheme", SCHEMES, key)
 
 
 def paired_gaps(runs: list[dict], key: str, first: str, second: str) -> tuple[float, float]:

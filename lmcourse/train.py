@@ -225,6 +225,19 @@ def write_atomically(path: str | Path, data: bytes) -> Path:
     return path
 
 
+def runs_by(runs: list[dict], field: str, names, key: str) -> dict[str, torch.Tensor]:
+    """name -> (seeds,) float64: the ``key`` of the runs whose ``field`` is ``name``, in seed order, for each
+    of ``names`` (a record's runs as :func:`save_record` stores them); ``ValueError`` if a name has no run."""
+    check_type(runs, "runs", list)
+    out = {}
+    for name in names:
+        chosen = sorted((r for r in runs if r[field] == name), key=lambda r: r["seed"])
+        if not chosen:
+            raise ValueError(f"runs holds no run of {name!r}")
+        out[name] = torch.tensor([r[key] for r in chosen], dtype=torch.float64)
+    return out
+
+
 def save_record(path: str | Path, command: str, settings: dict, runs: list, **extra) -> Path:
     """Write a record of computed-once results, atomically: the command that made it, its settings, the
     runs, their SHA-256 (:func:`lmcourse.validate.runs_digest`) and ``extra`` fields; read it back with
