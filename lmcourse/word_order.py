@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from lmcourse.bpe import END_OF_TEXT
 from lmcourse.cli import output_file
 from lmcourse.data import news_documents, wiki_articles
-from lmcourse.gpt import GPT, sequence_log_probs, transfer_layers
+from lmcourse.gpt import GPT, sequence_log_probs, task_batch, transfer_layers
 from lmcourse.parallel import parallel_map
 from lmcourse.pretrain import load_pretrained
 from lmcourse.seed import set_seed
@@ -90,9 +90,8 @@ def held_out_pairs(count: int = 60) -> list[tuple[str, str]]:
 
 def pad_after_end_of_text(token_lists: list[list[int]], eot: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(B, T) ids, each list after ``eot`` (``<|endoftext|>``) and right-padded with it, and the (B,) lengths."""
-    seqs = [[eot] + list(ids) for ids in token_lists]
-    T = max(map(len, seqs))
-    return torch.tensor([s + [eot] * (T - len(s)) for s in seqs]), torch.tensor([len(s) for s in seqs])
+    ids, last = task_batch([[[eot, *tokens]] for tokens in token_lists], eot)     # (B, 1, T), (B, 1)
+    return ids[:, 0], last[:, 0] + 1
 
 
 def encode_pairs(tokenizer, pairs: list[tuple[str, str]]) -> tuple[torch.Tensor, torch.Tensor]:
